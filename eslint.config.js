@@ -1,0 +1,120 @@
+// Type-aware lint. The rules for src/core/** keep the core pure and deterministic
+// (STYLE.md rule 1): no clock, no randomness, no timers, no process, no node:* and no async.
+// The import-direction rules encode the table in ARCHITECTURE.md: imports only point down.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const layer = (from, allowed) => {
+  const all = [
+    'core/base',
+    'core/raft',
+    'core/detect',
+    'core/state',
+    'replica',
+    'server',
+    'membership',
+    'client',
+    'fence',
+    'sim',
+    'check',
+    'cli',
+  ];
+  const forbidden = all.filter((l) => l !== from && !allowed.includes(l));
+  return {
+    files: [`src/${from}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: forbidden.map((l) => ({
+            group: [`**/${l}/*`, `**/${l}`],
+            message: `src/${from} may not import src/${l} (ARCHITECTURE.md: imports only point down).`,
+          })),
+        },
+      ],
+    },
+  };
+};
+
+const coreBans = {
+  files: ['src/core/**/*.ts'],
+  rules: {
+    'no-restricted-globals': [
+      'error',
+      { name: 'Date', message: 'The core is deterministic: time is passed in.' },
+      { name: 'performance', message: 'The core is deterministic: time is passed in.' },
+      { name: 'process', message: 'The core does no I/O.' },
+      { name: 'setTimeout', message: 'The core has no timers: tick() is called from outside.' },
+      { name: 'setInterval', message: 'The core has no timers.' },
+      { name: 'setImmediate', message: 'The core has no timers.' },
+      { name: 'queueMicrotask', message: 'The core has no timers.' },
+      { name: 'clearTimeout', message: 'The core has no timers.' },
+      { name: 'clearInterval', message: 'The core has no timers.' },
+    ],
+    'no-restricted-properties': [
+      'error',
+      { object: 'Math', property: 'random', message: 'Use the injected Prng.' },
+      { object: 'crypto', property: 'randomUUID', message: 'Use the injected Prng.' },
+    ],
+    'no-restricted-syntax': [
+      'error',
+      { selector: ':function[async=true]', message: 'The core is synchronous.' },
+      {
+        selector: 'ImportDeclaration[source.value=/^node:/]',
+        message: 'The core imports no node:* module.',
+      },
+    ],
+  },
+};
+
+export default tseslint.config(
+  {
+    ignores: [
+      'dist/**',
+      'dist-*/**',
+      'node_modules/**',
+      'eslint.config.js',
+      'scripts/**',
+      'bin/**',
+      '.tenure/**',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // node:test's test()/describe() return promises that the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        {
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowNullish: true },
+      ],
+    },
+  },
+  layer('core/base', []),
+  layer('core/raft', ['core/base']),
+  layer('core/detect', ['core/base']),
+  layer('core/state', ['core/base']),
+  layer('replica', ['core/base', 'core/raft', 'core/detect', 'core/state']),
+  layer('server', ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state']),
+  layer('membership', ['core/base', 'core/raft', 'core/detect', 'core/state']),
+  layer('client', ['core/base']),
+  layer('fence', ['core/base']),
+  layer('check', ['core/base']),
+  layer('sim', ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state', 'check']),
+  coreBans,
+);

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// `npm test`: sets up what the suites need, then lint, type check and build, then every suite with
+// node's test runner, which ends with its pass/fail summary. Nothing is skipped silently: a missing
+// system package is installed through apt-get when we are root, or named in a clear error.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+process.chdir(root);
+
+// Debian packages the suites need, by the command that proves each is present.
+const systemNeeds = [
+  // { command: 'etcd', pkg: 'etcd-server' },
+];
+
+function have(command) {
+  return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+}
+
+function run(label, cmd, args, extraEnv = {}) {
+  const started = Date.now();
+  process.stdout.write(`\n== ${label}\n`);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', env: { ...process.env, ...extraEnv } });
+  const s = ((Date.now() - started) / 1000).toFixed(1);
+  if (r.status !== 0) {
+    process.stdout.write(`== ${label}: FAILED after ${s}s\n`);
+    process.exit(r.status ?? 1);
+  }
+  process.stdout.write(`== ${label}: ok in ${s}s\n`);
+}
+
+const missing = systemNeeds.filter((n) => !have(n.command));
+if (missing.length > 0) {
+  const pkgs = [...new Set(missing.map((m) => m.pkg))];
+  if (process.getuid?.() === 0) {
+    run('apt-get update', 'apt-get', ['update', '-q']);
+    run(`apt-get install ${pkgs.join(' ')}`, 'apt-get', ['install', '-y', '-q', ...pkgs], {
+      DEBIAN_FRONTEND: 'noninteractive',
+    });
+  } else {
+    console.error(
+      `npm test needs these Debian packages: ${pkgs.join(' ')}\n` +
+        `install them with: sudo apt-get install -y ${pkgs.join(' ')}`,
+    );
+    process.exit(1);
+  }
+}
+
+const started = Date.now();
+run('lint (eslint + prettier)', 'npx', ['--no-install', 'eslint', '.']);
+run('format check', 'npx', ['--no-install', 'prettier', '--check', '.', '--log-level', 'warn']);
+run('type check and build', 'npx', ['--no-install', 'tsc', '-p', 'tsconfig.json']);
+
+function findTests(dir, out) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) findTests(p, out);
+    else if (name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+const files = [...findTests('dist/src', []), ...findTests('dist/test', [])];
+if (files.length === 0) {
+  console.error('no test files found under dist/: the build produced nothing to run');
+  process.exit(1);
+}
+const filter = process.env.TEST_FILTER;
+const selected = filter ? files.filter((f) => f.includes(filter)) : files;
+run(`test suites (${selected.length} files)`, process.execPath, [
+  '--test',
+  '--test-concurrency=2',
+  '--test-reporter=spec',
+  ...selected,
+]);
+console.log(`\nnpm test: all green in ${((Date.now() - started) / 1000).toFixed(1)}s`);

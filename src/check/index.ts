@@ -1,0 +1,35 @@
+// The public surface of tenure/check: history types, the linearizability checker and its KV model,
+// the Porcupine corpus parser, the brute-force oracle, random histories and the benchmark.
+
+export type * from './history.js';
+export type { CheckResult, Model, Operation, Verdict } from './model.js';
+export { checkKv, checkOperations } from './linearizability.js';
+export type { CheckOptions, KvCheckOptions } from './linearizability.js';
+export { describeKvOperation, describeKvValue, kvModel } from './kv-model.js';
+export type { KvModelOptions } from './kv-model.js';
+export { partitionHistory } from './partition.js';
+export type { Partition } from './partition.js';
+export { checkPorcupineKv, parsePorcupineKv, PorcupineParseError } from './porcupine.js';
+export {
+  defaultPorcupineDir,
+  findRepoRoot,
+  loadPorcupineKvCorpus,
+  PorcupineCorpusError,
+} from './porcupine-corpus.js';
+export type { PorcupineKvCase } from './porcupine-corpus.js';
+export { formatKvJsonl, KvHistoryParseError, parseKvJsonl } from './jsonl.js';
+export { BRUTE_FORCE_OPS_MAX, bruteForceLinearizable } from './bruteforce.js';
+export type { BruteForceOptions } from './bruteforce.js';
+export { randomKvHistory } from './random-history.js';
+export type { RandomHistoryOptions } from './random-history.js';
+export { crossCheck, defaultKvChecker, historySeed } from './crosscheck.js';
+export type { CrossCheckOptions, CrossCheckReport, Disagreement, KvChecker } from './crosscheck.js';
+export { linearizableKvHistory, runBench } from './bench.js';
+export type { BenchOptions, BenchReport, LinearizableHistoryOptions } from './bench.js';
+
+// Building blocks of the search, for tools that drive it directly (one partition at a time).
+export { LinearizationSearch } from './search.js';
+export type { SearchFailure, SearchResult } from './search.js';
+export { EventList, NO_ENTRY } from './events.js';
+export { Bitset } from './bitset.js';
+export { MemoTable } from './memo.js';

@@ -1,0 +1,192 @@
+// Random small kv histories for cross-checking the checker against the brute-force oracle. Most
+// come from a real sequential execution: every operation gets an interval and a linearization
+// point inside it, and outputs are computed by applying operations in point order, so the
+// unmutated history is linearizable by construction. Then, often, one mutation is planted (a wrong
+// read, a flipped CAS, a shifted interval, a lost or doubled write) so that both verdicts occur.
+// Times are small integers, so equal call and return times (closed intervals) are common.
+
+import { assert, type Prng, prng } from '../core/base/index.js';
+import type { KvInput, KvOperation, KvOutput, KvValue } from './history.js';
+
+export interface RandomHistoryOptions {
+  /** Most operations in one history. Default 8 (the brute-force oracle's comfortable size). */
+  readonly opsMax?: number | undefined;
+  /** Most clients. Default 3. */
+  readonly clientsMax?: number | undefined;
+  /** Most distinct keys. Default 2. */
+  readonly keysMax?: number | undefined;
+  /** What an absent key reads as while computing outputs; as in kvModel. Default null. */
+  readonly absentValue?: '' | null | undefined;
+}
+
+const KEYS = ['x', 'y', 'z', 'w'];
+const VALUES = ['a', 'b', 'c'];
+/** Probability that an operation's outcome is unknown (its client then retires). */
+const UNKNOWN_PROBABILITY = 0.12;
+/** Probability that the history is left as executed (linearizable by construction). */
+const UNMUTATED_PROBABILITY = 0.15;
+
+type Mutation = 'read' | 'cas' | 'shift' | 'lose' | 'double' | 'reorder';
+const MUTATIONS: readonly Mutation[] = [
+  'read',
+  'read',
+  'read',
+  'cas',
+  'cas',
+  'shift',
+  'lose',
+  'double',
+  'reorder',
+];
+
+interface Draft {
+  readonly clientId: number;
+  readonly input: KvInput;
+  call: number;
+  return: number;
+  /** Where the operation takes effect; Infinity when it never does (an unknown outcome). */
+  point: number;
+  unknown: boolean;
+  output: KvOutput | undefined;
+}
+
+export function randomKvHistory(seed: number, options: RandomHistoryOptions = {}): KvOperation[] {
+  const r = prng(seed);
+  const opsMax = options.opsMax ?? 8;
+  const clients = r.int(1, (options.clientsMax ?? 3) + 1);
+  const keys = KEYS.slice(0, r.int(1, Math.min(options.keysMax ?? 2, KEYS.length) + 1));
+  const absent: KvValue = options.absentValue ?? null;
+  assert(opsMax >= 1 && clients >= 1, 'random history: empty');
+
+  const drafts = schedule(r, r.int(Math.min(3, opsMax), opsMax + 1), clients, keys);
+  const mutation = r.chance(UNMUTATED_PROBABILITY) ? undefined : r.pick(MUTATIONS);
+  execute(r, drafts, absent, mutation);
+  if (mutation === 'read' || mutation === 'cas') mutateOutput(r, drafts, mutation, absent);
+  if (mutation === 'shift') shiftInterval(r, drafts);
+
+  return drafts
+    .map((d) => ({
+      clientId: d.clientId,
+      input: d.input,
+      output: d.unknown ? undefined : d.output,
+      call: d.call,
+      return: d.unknown ? Infinity : d.return,
+    }))
+    .sort((a, b) => a.call - b.call || a.clientId - b.clientId);
+}
+
+function randomInput(r: Prng, keys: readonly string[]): KvInput {
+  const key = r.pick(keys);
+  const roll = r.int(0, 100);
+  if (roll < 35) return { type: 'get', key };
+  if (roll < 60) return { type: 'put', key, value: r.pick(VALUES) };
+  if (roll < 70) return { type: 'append', key, value: r.pick(VALUES) };
+  if (roll < 78) return { type: 'delete', key };
+  const expected = r.chance(0.3) ? null : r.pick(VALUES);
+  return { type: 'cas', key, expected, value: r.pick(VALUES) };
+}
+
+/** Sequential clients with small integer intervals; a client retires after an unknown outcome. */
+function schedule(r: Prng, count: number, clients: number, keys: readonly string[]): Draft[] {
+  const clock = Array.from({ length: clients }, () => r.int(0, 3));
+  const retired = new Set<number>();
+  const drafts: Draft[] = [];
+  for (let i = 0; i < count && retired.size < clients; i++) {
+    let c = r.int(0, clients);
+    while (retired.has(c)) c = (c + 1) % clients;
+    const call = (clock[c] as number) + r.int(0, 2);
+    const ret = call + r.int(0, 4);
+    const unknown = r.chance(UNKNOWN_PROBABILITY);
+    // The effect lies inside the interval; an unknown one may land later, or never.
+    const point = unknown
+      ? r.chance(0.5)
+        ? Infinity
+        : call + r.next() * 8
+      : call + r.next() * (ret - call);
+    drafts.push({
+      clientId: c,
+      input: randomInput(r, keys),
+      call,
+      return: ret,
+      point,
+      unknown,
+      output: undefined,
+    });
+    if (unknown) retired.add(c);
+    clock[c] = ret + r.int(1, 3);
+  }
+  return drafts;
+}
+
+/** Computes outputs by applying operations in order of their points, planting `lose`/`double`/`reorder`. */
+function execute(r: Prng, drafts: Draft[], absent: KvValue, mutation: Mutation | undefined): void {
+  const order = drafts.filter((d) => d.point !== Infinity).sort((a, b) => a.point - b.point);
+  const writes = order.filter((d) => d.input.type !== 'get');
+  const lost = mutation === 'lose' && writes.length > 0 ? r.pick(writes) : undefined;
+  const doubled = mutation === 'double' && writes.length > 0 ? r.pick(writes) : undefined;
+  if (mutation === 'reorder' && order.length >= 2) {
+    // Swap two adjacent effects: an order real time may forbid.
+    const i = r.int(0, order.length - 1);
+    [order[i], order[i + 1]] = [order[i + 1] as Draft, order[i] as Draft];
+  }
+  const store = new Map<string, KvValue>();
+  const apply = (d: Draft, record: boolean): void => {
+    const input = d.input;
+    const current = store.get(input.key) ?? absent;
+    switch (input.type) {
+      case 'get':
+        if (record) d.output = { type: 'get', value: current };
+        return;
+      case 'put':
+      case 'append':
+      case 'delete':
+        if (record) d.output = { type: input.type };
+        if (d === lost && record) return;
+        store.set(
+          input.key,
+          input.type === 'put'
+            ? input.value
+            : input.type === 'append'
+              ? (current ?? '') + input.value
+              : absent,
+        );
+        return;
+      case 'cas': {
+        const hit = (input.expected ?? absent) === current;
+        if (record) d.output = { type: 'cas', ok: hit };
+        if (hit && !(d === lost && record)) store.set(input.key, input.value);
+        return;
+      }
+    }
+  };
+  for (const d of order) {
+    apply(d, true);
+    if (d === doubled) apply(d, false);
+  }
+}
+
+/** Replaces one get's value or flips one CAS result, if the history has such an operation. */
+function mutateOutput(r: Prng, drafts: Draft[], kind: 'read' | 'cas', absent: KvValue): void {
+  const targets = drafts.filter(
+    (d) => !d.unknown && d.output?.type === (kind === 'read' ? 'get' : 'cas'),
+  );
+  if (targets.length === 0) return;
+  const d = r.pick(targets);
+  const out = d.output;
+  if (out?.type === 'cas') d.output = { type: 'cas', ok: !out.ok };
+  if (out?.type === 'get') {
+    const others = [absent, ...VALUES, 'ab', 'ba'].filter((v) => v !== out.value);
+    d.output = { type: 'get', value: r.pick(others) };
+  }
+}
+
+/** Moves one completed operation's whole interval a little earlier or later. */
+function shiftInterval(r: Prng, drafts: Draft[]): void {
+  const targets = drafts.filter((d) => !d.unknown);
+  if (targets.length === 0) return;
+  const d = r.pick(targets);
+  const delta = r.pick([-3, -2, -1, 1, 2, 3]);
+  const call = Math.max(0, d.call + delta);
+  d.return = call + (d.return - d.call);
+  d.call = call;
+}

@@ -1,0 +1,14 @@
+// Every queue, batch and window of the core has a named maximum with its reason (STYLE.md rule 7).
+
+/** Entries per append message: bounds message size and the work one follower step does. */
+export const ENTRIES_PER_APPEND_MAX = 64;
+/** Append messages in flight per follower in replicate state: bounds memory and retransmission. */
+export const INFLIGHT_APPENDS_MAX = 32;
+/** Committed entries handed out in one Ready: keeps one apply batch short. */
+export const COMMITTED_PER_READY_MAX = 512;
+/** Pending ReadIndex requests on a leader: beyond this, reads are refused rather than queued. */
+export const PENDING_READS_MAX = 4096;
+/** Size of one proposal's data in bytes. */
+export const PROPOSAL_BYTES_MAX = 1_572_864;
+/** Uncommitted entries a leader accepts before refusing proposals (back-pressure). */
+export const UNCOMMITTED_ENTRIES_MAX = 8192;

@@ -1,0 +1,1036 @@
+// The Raft state machine: pure and synchronous, in the style of etcd-io/raft. Inputs are
+// `step(message)`, `tick()`, `propose()`, `proposeConfChange()`, `readIndex()` and
+// `transferLeader()`; the output is a `Ready` that the replica loop persists, sends and applies
+// before calling `advance()`. No clock, no I/O, no randomness but the injected PRNG.
+//
+// Section numbers refer to Ongaro's dissertation "Consensus: Bridging Theory and Practice" (2014)
+// unless they say "Raft §", the extended paper (Ongaro & Ousterhout 2014).
+import { assert, unreachable } from '../base/assert.js';
+import type { Mutants, MutantName } from '../base/mutants.js';
+import { NO_MUTANTS } from '../base/mutants.js';
+import type { Prng } from '../base/prng.js';
+import { logIndex, NONE, term, type LogIndex, type NodeId, type Term } from '../base/units.js';
+import {
+  applyConfChange,
+  decodeConfChange,
+  encodeConfChange,
+  isVoter,
+  type ConfAt,
+} from './conf.js';
+import { RaftLog } from './log.js';
+import {
+  COMMITTED_PER_READY_MAX,
+  ENTRIES_PER_APPEND_MAX,
+  INFLIGHT_APPENDS_MAX,
+  PENDING_READS_MAX,
+  PROPOSAL_BYTES_MAX,
+  UNCOMMITTED_ENTRIES_MAX,
+} from './limits.js';
+import { Progress } from './progress.js';
+import { quorumIndex, voteResult } from './quorum.js';
+import type {
+  ConfChange,
+  ConfState,
+  Entry,
+  HardState,
+  Message,
+  ProposeResult,
+  Ready,
+  ReadState,
+  Role,
+  Snapshot,
+  SoftState,
+} from './types.js';
+
+export interface RaftOptions {
+  readonly id: NodeId;
+  /** The configuration to start from when storage holds no snapshot. */
+  readonly initialConf: ConfState;
+  /** Election timeout in ticks; each node draws its timeout from [electionTicks, 2×electionTicks). */
+  readonly electionTicks: number;
+  /** Heartbeat interval in ticks; must be well below electionTicks (Raft §5.6). */
+  readonly heartbeatTicks: number;
+  /** PreVote (thesis §9.6): a partitioned node cannot raise terms and disrupt a healthy leader. */
+  readonly preVote: boolean;
+  /** CheckQuorum (thesis §6.2): a leader that lost its majority steps down within a timeout. */
+  readonly checkQuorum: boolean;
+  readonly prng: Prng;
+  /** Entries per append message (default ENTRIES_PER_APPEND_MAX); 1 replicates entry by entry. */
+  readonly entriesPerAppendMax?: number;
+  /** Appends in flight per follower (default INFLIGHT_APPENDS_MAX). */
+  readonly inflightAppendsMax?: number;
+  /** Planted bugs for the simulator's mutation runs; never set in production. */
+  readonly mutants?: Mutants;
+  /** What the node found on disk at start. */
+  readonly storage: {
+    readonly hardState: HardState | undefined;
+    readonly snapshot: Snapshot | undefined;
+    readonly entries: readonly Entry[];
+  };
+}
+
+interface PendingRead {
+  readonly context: number;
+  readonly index: LogIndex;
+  /** The follower that asked, or NONE for a local request. */
+  readonly from: NodeId;
+  readonly acks: Set<NodeId>;
+}
+
+const EMPTY = new Uint8Array(0);
+
+export class Raft {
+  readonly id: NodeId;
+  term: Term;
+  vote: NodeId;
+  leader: NodeId = NONE;
+  role: Role = 'follower';
+  readonly log: RaftLog;
+
+  private readonly opts: RaftOptions;
+  private readonly mutants: Mutants;
+  private baseConf: ConfState;
+  /** Configuration entries after the snapshot, oldest first; the newest is in force (§4.1). */
+  private confs: ConfAt[] = [];
+  private progress = new Map<NodeId, Progress>();
+  private votes = new Map<NodeId, boolean>();
+  private electionElapsed = 0;
+  private heartbeatElapsed = 0;
+  private randomizedElectionTicks = 0;
+  private leadTransferee: NodeId = NONE;
+  /** A configuration change may be proposed only once this index is committed. */
+  private pendingConfIndex: LogIndex = logIndex(0);
+  private transferElapsed = 0;
+  private pendingReads: PendingRead[] = [];
+  /** Reads asked before this leader committed an entry of its term; released once it has. */
+  private readsAwaitingTermCommit: { context: number; from: NodeId }[] = [];
+  private msgs: Message[] = [];
+  private readStates: ReadState[] = [];
+  private prevHard: HardState;
+  private prevSoft: SoftState;
+  /** Everything handed out in the last Ready, to be acknowledged by advance(). */
+  private inReady:
+    { lastEntry: Entry | undefined; applied: LogIndex; snapshot: Snapshot | undefined } | undefined;
+
+  constructor(opts: RaftOptions) {
+    assert(opts.id !== NONE, 'node id must not be 0');
+    assert(
+      opts.heartbeatTicks > 0 && opts.heartbeatTicks < opts.electionTicks,
+      'need 0 < heartbeat < election ticks',
+    );
+    this.opts = opts;
+    this.id = opts.id;
+    this.mutants = opts.mutants ?? NO_MUTANTS;
+    const { hardState, snapshot, entries } = opts.storage;
+    this.term = hardState?.term ?? term(0);
+    this.vote = hardState?.vote ?? NONE;
+    this.log = new RaftLog(snapshot, entries, hardState?.commit ?? logIndex(0));
+    this.baseConf = snapshot?.conf ?? opts.initialConf;
+    this.refreshConfs(this.log.firstIndex());
+    this.prevHard = this.hardState();
+    this.prevSoft = { leader: NONE, role: 'follower', term: this.term };
+    this.resetRandomizedElectionTicks();
+    this.checkInvariants();
+  }
+
+  private has(m: MutantName): boolean {
+    return this.mutants.has(m);
+  }
+
+  // ---------------------------------------------------------------- configuration
+
+  conf(): ConfState {
+    const last = this.confs[this.confs.length - 1];
+    return last ? last.conf : this.baseConf;
+  }
+
+  /** The configuration in force at `index` (for snapshots). */
+  confAtIndex(index: LogIndex): ConfState {
+    let c = this.baseConf;
+    for (const ca of this.confs) if (ca.index <= index) c = ca.conf;
+    return c;
+  }
+
+  private promotable(): boolean {
+    return isVoter(this.conf(), this.id);
+  }
+
+  /** Rebuild the list of configuration entries from `from` on (after append or truncation). */
+  private refreshConfs(from: LogIndex): void {
+    this.confs = this.confs.filter((c) => c.index < from && c.index <= this.log.lastIndex());
+    const last = this.log.lastIndex();
+    for (let i = Math.max(from, this.log.firstIndex()); i <= last; i++) {
+      const e = this.log.entry(logIndex(i));
+      if (e?.type === 'conf')
+        this.confs.push({
+          index: e.index,
+          conf: applyConfChange(this.conf(), decodeConfChange(e.data)),
+        });
+    }
+    if (this.role === 'leader') this.syncProgressWithConf();
+  }
+
+  private lastConfIndex(): LogIndex {
+    const last = this.confs[this.confs.length - 1];
+    return last ? last.index : logIndex(0);
+  }
+
+  private syncProgressWithConf(): void {
+    const c = this.conf();
+    const members = new Set([...c.voters, ...c.learners]);
+    for (const id of members) {
+      if (id !== this.id && !this.progress.has(id)) {
+        this.progress.set(
+          id,
+          new Progress(
+            logIndex(this.log.lastIndex() + 1),
+            this.opts.inflightAppendsMax ?? INFLIGHT_APPENDS_MAX,
+          ),
+        );
+      }
+    }
+    for (const id of [...this.progress.keys()]) if (!members.has(id)) this.progress.delete(id);
+  }
+
+  // ---------------------------------------------------------------- persistent state
+
+  hardState(): HardState {
+    return { term: this.term, vote: this.vote, commit: this.log.committed };
+  }
+
+  softState(): SoftState {
+    return { leader: this.leader, role: this.role, term: this.term };
+  }
+
+  // ---------------------------------------------------------------- role transitions
+
+  private reset(t: Term): void {
+    if (this.term !== t) {
+      this.term = t;
+      this.vote = NONE;
+    }
+    this.leader = NONE;
+    this.electionElapsed = 0;
+    this.heartbeatElapsed = 0;
+    this.resetRandomizedElectionTicks();
+    this.leadTransferee = NONE;
+    this.votes.clear();
+    this.pendingReads = [];
+    this.readsAwaitingTermCommit = [];
+    this.progress.clear();
+  }
+
+  private resetRandomizedElectionTicks(): void {
+    // Randomized timeouts make split votes rare (Raft §5.2).
+    this.randomizedElectionTicks =
+      this.opts.electionTicks + this.opts.prng.int(0, this.opts.electionTicks);
+  }
+
+  private becomeFollower(t: Term, leader: NodeId): void {
+    this.reset(t);
+    this.role = 'follower';
+    this.leader = leader;
+  }
+
+  private becomePreCandidate(): void {
+    // PreVote (§9.6): no term change and no vote, so a node that cannot win disrupts nobody.
+    this.votes.clear();
+    this.role = 'preCandidate';
+    this.leader = NONE;
+  }
+
+  private becomeCandidate(): void {
+    assert(this.role !== 'leader', 'leader cannot become candidate');
+    this.reset(term(this.term + 1));
+    this.vote = this.id;
+    this.role = 'candidate';
+  }
+
+  private becomeLeader(): void {
+    assert(this.role === 'candidate', 'only a candidate becomes leader');
+    this.reset(this.term);
+    this.role = 'leader';
+    this.leader = this.id;
+    this.syncProgressWithConf();
+    for (const pr of this.progress.values()) pr.recentActive = true;
+    // A no-op entry of the new term (§6.4): commits everything before it and, once committed,
+    // tells the leader its commit index is current, which reads and config changes wait for.
+    const noop = this.appendEntry('normal', EMPTY);
+    this.pendingConfIndex = this.has('confChangeBeforeTermCommit') ? logIndex(0) : noop.index;
+  }
+
+  /**
+   * Start an election: 'pre' runs the pre-vote round (§9.6), 'election' the real one, and
+   * 'transfer' a real one that voters grant even while they still hear a leader (§3.10).
+   */
+  private campaign(kind: 'pre' | 'election' | 'transfer'): void {
+    if (!this.promotable()) return;
+    const pre = kind === 'pre';
+    const transfer = kind === 'transfer';
+    if (pre) this.becomePreCandidate();
+    else this.becomeCandidate();
+    const voteTerm = pre ? term(this.term + 1) : this.term;
+    this.votes.set(this.id, true);
+    if (this.tally() === 'won') {
+      if (pre) this.campaign('election');
+      else this.becomeLeader();
+      return;
+    }
+    for (const to of this.conf().voters) {
+      if (to === this.id) continue;
+      this.send({
+        type: pre ? 'preVote' : 'vote',
+        from: this.id,
+        to,
+        term: voteTerm,
+        lastIndex: this.log.lastIndex(),
+        lastTerm: this.log.lastTerm(),
+        transfer,
+      });
+    }
+  }
+
+  private tally(): 'won' | 'lost' | 'pending' {
+    return voteResult(this.conf().voters, this.votes);
+  }
+
+  // ---------------------------------------------------------------- inputs
+
+  /** Start an election now, as if the election timeout had fired (etcd's Campaign / MsgHup). */
+  hup(): void {
+    if (this.role === 'leader') return;
+    this.electionElapsed = 0;
+    this.campaign(this.opts.preVote ? 'pre' : 'election');
+    this.checkInvariants();
+  }
+
+  tick(): void {
+    if (this.role === 'leader') this.tickLeader();
+    else this.tickElection();
+    this.checkInvariants();
+  }
+
+  private tickElection(): void {
+    this.electionElapsed++;
+    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTicks) {
+      this.electionElapsed = 0;
+      this.campaign(this.opts.preVote ? 'pre' : 'election');
+    }
+  }
+
+  private tickLeader(): void {
+    this.heartbeatElapsed++;
+    this.electionElapsed++;
+    for (const pr of this.progress.values()) {
+      // A snapshot message may be lost; without an answer in an election timeout, probe again.
+      if (pr.state === 'snapshot' && ++pr.snapshotTicks >= this.opts.electionTicks)
+        pr.becomeProbe();
+    }
+    if (this.electionElapsed >= this.opts.electionTicks) {
+      this.electionElapsed = 0;
+      if (this.opts.checkQuorum && !this.quorumActive()) {
+        // CheckQuorum (§6.2): we have not heard from a majority in an election timeout, so a
+        // new leader may exist; stop acting as leader.
+        this.becomeFollower(this.term, NONE);
+        return;
+      }
+      for (const pr of this.progress.values()) pr.recentActive = false;
+      if (this.leadTransferee !== NONE) this.leadTransferee = NONE; // transfer timed out (§3.10)
+    }
+    if (this.heartbeatElapsed >= this.opts.heartbeatTicks) {
+      this.heartbeatElapsed = 0;
+      this.broadcastHeartbeat(0);
+    }
+  }
+
+  private quorumActive(): boolean {
+    const active = new Map<NodeId, boolean>();
+    for (const id of this.conf().voters) {
+      active.set(id, id === this.id || (this.progress.get(id)?.recentActive ?? false));
+    }
+    return voteResult(this.conf().voters, active) === 'won';
+  }
+
+  propose(data: Uint8Array): ProposeResult {
+    if (this.role !== 'leader') return { ok: false, reason: 'notLeader', leader: this.leader };
+    if (this.leadTransferee !== NONE)
+      return { ok: false, reason: 'transferring', leader: this.leader };
+    if (data.length > PROPOSAL_BYTES_MAX)
+      return { ok: false, reason: 'tooLarge', leader: this.leader };
+    if (this.log.lastIndex() - this.log.committed >= UNCOMMITTED_ENTRIES_MAX) {
+      return { ok: false, reason: 'tooLarge', leader: this.leader };
+    }
+    const e = this.appendEntry('normal', data);
+    this.checkInvariants();
+    return { ok: true, index: e.index, term: e.term };
+  }
+
+  /**
+   * One server at a time (§4.1). A new leader must first commit an entry of its own term: until
+   * then its log may end with a configuration change of an earlier term that it cannot know to be
+   * committed, and a second change on top of it could form majorities that do not overlap
+   * (Ongaro, raft-dev 2015). As in etcd-raft, `pendingConfIndex` starts at the leader's last index
+   * (its no-op) and moves to each change it proposes; a change is accepted once it is committed.
+   */
+  proposeConfChange(cc: ConfChange): ProposeResult {
+    if (this.role !== 'leader') return { ok: false, reason: 'notLeader', leader: this.leader };
+    if (this.leadTransferee !== NONE)
+      return { ok: false, reason: 'transferring', leader: this.leader };
+    if (this.pendingConfIndex > this.log.committed) {
+      return { ok: false, reason: 'confChangePending', leader: this.leader };
+    }
+    const e = this.appendEntry('conf', encodeConfChange(cc));
+    this.pendingConfIndex = e.index;
+    this.checkInvariants();
+    return { ok: true, index: e.index, term: e.term };
+  }
+
+  /** Ask for a linearizable read point (§6.4). The answer comes as a ReadState with `context`. */
+  readIndex(context: number): boolean {
+    if (this.role === 'leader') {
+      this.leaderReadIndex(context, NONE);
+      return true;
+    }
+    if (this.leader === NONE) return false;
+    this.send({ type: 'readIndex', from: this.id, to: this.leader, term: this.term, context });
+    return true;
+  }
+
+  /** Hand leadership to `to` (§3.10): bring its log up to date, then tell it to campaign now. */
+  transferLeader(to: NodeId): boolean {
+    if (this.role !== 'leader' || to === this.id || !isVoter(this.conf(), to)) return false;
+    const pr = this.progress.get(to);
+    if (!pr) return false;
+    this.leadTransferee = to;
+    this.transferElapsed = 0;
+    if (pr.match === this.log.lastIndex())
+      this.send({ type: 'timeoutNow', from: this.id, to, term: this.term });
+    else this.sendAppend(to);
+    return true;
+  }
+
+  /**
+   * Take the application's snapshot at `index` (applied) and drop the log up to
+   * `index - keepEntries` (Raft §7); keeping a tail lets slightly lagging followers catch up from
+   * the log instead of a whole snapshot.
+   */
+  compact(index: LogIndex, data: Uint8Array, keepEntries = 0): Snapshot {
+    const t = this.log.term(index);
+    assert(t !== undefined, () => `compact: unknown index ${index}`);
+    assert(index <= this.log.applied, () => `compact: ${index} not applied yet`);
+    const snap: Snapshot = { index, term: t, conf: this.confAtIndex(index), data };
+    const cut = logIndex(Math.max(this.log.snapshotIndex, index - keepEntries));
+    this.baseConf = this.confAtIndex(cut);
+    this.log.compact(cut);
+    this.confs = this.confs.filter((c) => c.index > cut);
+    this.lastSnapshot = snap;
+    this.checkInvariants();
+    return snap;
+  }
+
+  /** The newest snapshot this node holds, to send to followers behind the log's first index. */
+  lastSnapshot: Snapshot | undefined;
+
+  private appendEntry(type: Entry['type'], data: Uint8Array): Entry {
+    const e: Entry = { index: logIndex(this.log.lastIndex() + 1), term: this.term, type, data };
+    this.log.append(e);
+    if (type === 'conf') this.refreshConfs(e.index);
+    this.broadcastAppend();
+    // A single-voter cluster commits as soon as the entry is durable (see advance()).
+    return e;
+  }
+
+  // ---------------------------------------------------------------- step
+
+  step(m: Message): void {
+    assert(m.to === this.id, () => `message for ${m.to} delivered to ${this.id}`);
+    this.stepInner(m);
+    this.checkInvariants();
+  }
+
+  private inLease(): boolean {
+    // With CheckQuorum, a node that heard from a leader within the minimum election timeout
+    // ignores vote requests: the leader is probably alive (§4.2.3).
+    return (
+      this.opts.checkQuorum &&
+      this.leader !== NONE &&
+      this.electionElapsed < this.opts.electionTicks
+    );
+  }
+
+  private stepInner(m: Message): void {
+    if (m.term > this.term) {
+      if (m.type === 'vote' || m.type === 'preVote') {
+        if (!m.transfer && this.inLease()) return;
+      }
+      if (m.type === 'preVote') {
+        // Never change term because of a pre-vote.
+      } else if (m.type === 'preVoteResp' && !m.reject) {
+        // A granted pre-vote carries the future term; it is counted below.
+      } else {
+        const leader =
+          m.type === 'app' || m.type === 'heartbeat' || m.type === 'snap' ? m.from : NONE;
+        this.becomeFollower(m.term, leader);
+      }
+    } else if (m.term < this.term) {
+      if (
+        (this.opts.checkQuorum || this.opts.preVote) &&
+        (m.type === 'heartbeat' || m.type === 'app')
+      ) {
+        // A stale leader cut off from us must learn the new term, or (with CheckQuorum) it could
+        // keep sending and we would never answer in a way that deposes it.
+        this.send({
+          type: 'appResp',
+          from: this.id,
+          to: m.from,
+          term: this.term,
+          index: logIndex(0),
+          reject: false,
+          hintIndex: logIndex(0),
+          hintTerm: term(0),
+        });
+      } else if (m.type === 'preVote') {
+        this.send({
+          type: 'preVoteResp',
+          from: this.id,
+          to: m.from,
+          term: this.term,
+          reject: true,
+        });
+      }
+      return;
+    }
+
+    if (m.type === 'vote' || m.type === 'preVote') {
+      this.handleVoteRequest(m);
+      return;
+    }
+    switch (this.role) {
+      case 'leader':
+        this.stepLeader(m);
+        break;
+      case 'candidate':
+      case 'preCandidate':
+        this.stepCandidate(m);
+        break;
+      case 'follower':
+        this.stepFollower(m);
+        break;
+    }
+  }
+
+  private handleVoteRequest(m: Extract<Message, { type: 'vote' | 'preVote' }>): void {
+    const canVote =
+      this.vote === m.from ||
+      (this.vote === NONE && this.leader === NONE) ||
+      (m.type === 'preVote' && m.term > this.term);
+    const upToDate = this.log.isUpToDate(m.lastIndex, m.lastTerm, this.has('voteIndexOnly'));
+    const respType = m.type === 'vote' ? 'voteResp' : 'preVoteResp';
+    if (canVote && upToDate) {
+      // A pre-vote answer carries the candidate's future term, so it is not taken as stale.
+      this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
+      if (m.type === 'vote') {
+        this.electionElapsed = 0;
+        this.vote = m.from;
+      }
+    } else {
+      this.send({ type: respType, from: this.id, to: m.from, term: this.term, reject: true });
+    }
+  }
+
+  private stepFollower(m: Message): void {
+    switch (m.type) {
+      case 'app':
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleAppend(m);
+        return;
+      case 'heartbeat':
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleHeartbeat(m);
+        return;
+      case 'snap':
+        this.electionElapsed = 0;
+        this.leader = m.from;
+        this.handleSnapshot(m);
+        return;
+      case 'timeoutNow':
+        this.campaign('transfer');
+        return;
+      case 'readIndexResp':
+        this.readStates.push({ index: m.index, context: m.context });
+        return;
+      case 'readIndex':
+        // Not the leader (any more): drop; the asker times out and retries.
+        return;
+      default:
+        return;
+    }
+  }
+
+  private stepCandidate(m: Message): void {
+    switch (m.type) {
+      case 'app':
+        this.becomeFollower(m.term, m.from);
+        this.handleAppend(m);
+        return;
+      case 'heartbeat':
+        this.becomeFollower(m.term, m.from);
+        this.handleHeartbeat(m);
+        return;
+      case 'snap':
+        this.becomeFollower(m.term, m.from);
+        this.handleSnapshot(m);
+        return;
+      case 'voteResp':
+      case 'preVoteResp': {
+        const expected = this.role === 'preCandidate' ? 'preVoteResp' : 'voteResp';
+        if (m.type !== expected) return;
+        this.votes.set(m.from, !m.reject);
+        const r = this.tally();
+        if (r === 'won') {
+          if (this.role === 'preCandidate') this.campaign('election');
+          else this.becomeLeader();
+        } else if (r === 'lost') {
+          this.becomeFollower(this.term, NONE);
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private stepLeader(m: Message): void {
+    switch (m.type) {
+      case 'appResp':
+        this.handleAppendResponse(m);
+        return;
+      case 'heartbeatResp':
+        this.handleHeartbeatResponse(m);
+        return;
+      case 'readIndex':
+        if (!this.conf().voters.includes(m.from) && !this.conf().learners.includes(m.from)) return;
+        this.leaderReadIndex(m.context, m.from);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---------------------------------------------------------------- follower handlers
+
+  private handleAppend(m: Extract<Message, { type: 'app' }>): void {
+    if (m.prevIndex < this.log.committed) {
+      this.send({
+        type: 'appResp',
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: this.log.committed,
+        reject: false,
+        hintIndex: logIndex(0),
+        hintTerm: term(0),
+      });
+      return;
+    }
+    if (this.log.matchTerm(m.prevIndex, m.prevTerm)) {
+      // Raft §5.3: delete only from the first conflicting entry; entries we already hold that
+      // match must stay, since a stale append may arrive after newer ones.
+      this.log.appendAt(m.entries, this.has('truncateOnStaleAppend'));
+      if (m.entries.length > 0)
+        this.refreshConfs(logIndex(Math.min(...m.entries.map((e) => e.index))));
+      const lastNew = logIndex(m.prevIndex + m.entries.length);
+      this.log.commitTo(logIndex(Math.min(m.commit, lastNew)));
+      this.send({
+        type: 'appResp',
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: lastNew,
+        reject: false,
+        hintIndex: logIndex(0),
+        hintTerm: term(0),
+      });
+      return;
+    }
+    // Fast backtracking: point the leader at the last index whose term could still match.
+    let hintIndex = logIndex(Math.min(m.prevIndex, this.log.lastIndex()));
+    hintIndex = this.log.findConflictByTerm(hintIndex, m.prevTerm);
+    const hintTerm = this.log.term(hintIndex) ?? term(0);
+    this.send({
+      type: 'appResp',
+      from: this.id,
+      to: m.from,
+      term: this.term,
+      index: m.prevIndex,
+      reject: true,
+      hintIndex,
+      hintTerm,
+    });
+  }
+
+  private handleHeartbeat(m: Extract<Message, { type: 'heartbeat' }>): void {
+    // The leader sends min(match, commit), so we hold every entry up to m.commit.
+    if (m.commit > this.log.committed && m.commit <= this.log.lastIndex())
+      this.log.commitTo(m.commit);
+    this.send({
+      type: 'heartbeatResp',
+      from: this.id,
+      to: m.from,
+      term: this.term,
+      context: m.context,
+    });
+  }
+
+  private handleSnapshot(m: Extract<Message, { type: 'snap' }>): void {
+    const s = m.snapshot;
+    if (s.index <= this.log.committed) {
+      this.send({
+        type: 'appResp',
+        from: this.id,
+        to: m.from,
+        term: this.term,
+        index: this.log.committed,
+        reject: false,
+        hintIndex: logIndex(0),
+        hintTerm: term(0),
+      });
+      return;
+    }
+    if (this.log.matchTerm(s.index, s.term)) {
+      // We already hold the entries: just learn that they are committed.
+      this.log.commitTo(s.index);
+    } else {
+      this.log.restore(s);
+      this.baseConf = s.conf;
+      this.confs = [];
+      this.lastSnapshot = s;
+    }
+    this.send({
+      type: 'appResp',
+      from: this.id,
+      to: m.from,
+      term: this.term,
+      index: this.log.lastIndex(),
+      reject: false,
+      hintIndex: logIndex(0),
+      hintTerm: term(0),
+    });
+  }
+
+  // ---------------------------------------------------------------- leader handlers
+
+  private send(m: Message): void {
+    this.msgs.push(m);
+  }
+
+  private broadcastAppend(): void {
+    for (const id of this.progress.keys()) this.sendAppend(id);
+  }
+
+  private broadcastHeartbeat(context: number): void {
+    for (const [id, pr] of this.progress) {
+      this.send({
+        type: 'heartbeat',
+        from: this.id,
+        to: id,
+        term: this.term,
+        commit: logIndex(Math.min(pr.match, this.log.committed)),
+        context,
+      });
+    }
+  }
+
+  /** Send the next append (or a snapshot) to `to` if its progress allows. */
+  private sendAppend(to: NodeId, allowEmpty = true): boolean {
+    const pr = this.progress.get(to);
+    if (!pr || !pr.canSend()) return false;
+    const prevIndex = logIndex(pr.next - 1);
+    const prevTerm = this.log.term(prevIndex);
+    if (prevTerm === undefined || pr.next < this.log.firstIndex()) {
+      const snap = this.lastSnapshot;
+      assert(
+        snap !== undefined,
+        () => `follower ${to} needs index ${pr.next} but no snapshot exists`,
+      );
+      this.send({ type: 'snap', from: this.id, to, term: this.term, snapshot: snap });
+      pr.becomeSnapshot(snap.index);
+      return true;
+    }
+    const entries = this.log.slice(
+      pr.next,
+      this.log.lastIndex(),
+      this.opts.entriesPerAppendMax ?? ENTRIES_PER_APPEND_MAX,
+    );
+    if (entries.length === 0 && !allowEmpty) return false;
+    this.send({
+      type: 'app',
+      from: this.id,
+      to,
+      term: this.term,
+      prevIndex,
+      prevTerm,
+      entries,
+      commit: this.log.committed,
+    });
+    pr.sentAppend(logIndex(prevIndex + entries.length), entries.length);
+    return true;
+  }
+
+  private handleAppendResponse(m: Extract<Message, { type: 'appResp' }>): void {
+    const pr = this.progress.get(m.from);
+    if (!pr) return;
+    pr.recentActive = true;
+    if (m.reject) {
+      let probeNext = m.index;
+      if (m.hintTerm > 0) probeNext = this.log.findConflictByTerm(m.hintIndex, m.hintTerm);
+      else probeNext = m.hintIndex;
+      if (pr.maybeDecrTo(m.index, logIndex(probeNext + 1))) {
+        if (pr.state === 'replicate') pr.becomeProbe();
+        this.sendAppend(m.from);
+      }
+      return;
+    }
+    const oldPaused = !pr.canSend();
+    if (!pr.maybeUpdate(m.index)) {
+      if (oldPaused) this.sendAppend(m.from, false);
+      return;
+    }
+    if (pr.state === 'probe') pr.becomeReplicate();
+    else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) pr.becomeProbe();
+    if (this.maybeCommit()) this.broadcastAppend();
+    else
+      while (this.sendAppend(m.from, false)) {
+        /* fill the window */
+      }
+    if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) {
+      this.send({ type: 'timeoutNow', from: this.id, to: m.from, term: this.term });
+    }
+  }
+
+  private handleHeartbeatResponse(m: Extract<Message, { type: 'heartbeatResp' }>): void {
+    const pr = this.progress.get(m.from);
+    if (!pr) return;
+    pr.recentActive = true;
+    pr.probeSent = false;
+    // A full window that a heartbeat round did not drain means appends were lost: the follower is
+    // alive but has not acknowledged them. Fall back to probing from its match index.
+    if (pr.state === 'replicate' && !pr.canSend()) pr.becomeProbe();
+    if (pr.match < this.log.lastIndex()) this.sendAppend(m.from);
+    if (m.context !== 0) this.ackRead(m.context, m.from);
+  }
+
+  /** The leader's own durable match index counts toward the quorum once it is persisted. */
+  private selfMatch(): LogIndex {
+    return this.has('ackBeforeFsync') ? this.log.lastIndex() : this.log.persisted;
+  }
+
+  /**
+   * Raft §5.4.2: commit the highest index a majority of voters has matched, but only if that entry
+   * is from the current term; earlier entries are committed indirectly (Figure 8).
+   */
+  private maybeCommit(): boolean {
+    const matches = new Map<NodeId, LogIndex>();
+    for (const id of this.conf().voters) {
+      matches.set(
+        id,
+        id === this.id ? this.selfMatch() : (this.progress.get(id)?.match ?? logIndex(0)),
+      );
+    }
+    let idx = quorumIndex(this.conf().voters, matches);
+    if (this.has('commitBeyondMatch')) idx = logIndex(Math.max(...matches.values()));
+    if (idx <= this.log.committed) return false;
+    if (this.log.term(idx) !== this.term && !this.has('figure8')) return false;
+    this.log.commitTo(idx);
+    this.onCommitAdvanced();
+    return true;
+  }
+
+  private onCommitAdvanced(): void {
+    if (
+      this.log.term(this.log.committed) === this.term &&
+      this.readsAwaitingTermCommit.length > 0
+    ) {
+      const waiting = this.readsAwaitingTermCommit;
+      this.readsAwaitingTermCommit = [];
+      for (const r of waiting) this.leaderReadIndex(r.context, r.from);
+    }
+    // A leader removed by a committed configuration steps down (§4.2.2).
+    if (
+      this.role === 'leader' &&
+      !isVoter(this.conf(), this.id) &&
+      this.lastConfIndex() <= this.log.committed
+    ) {
+      this.becomeFollower(this.term, NONE);
+    }
+  }
+
+  // ---------------------------------------------------------------- ReadIndex (§6.4)
+
+  private leaderReadIndex(context: number, from: NodeId): void {
+    if (this.log.term(this.log.committed) !== this.term && !this.has('noNoopBeforeReads')) {
+      // Until the no-op of this term commits, our commit index may be stale (§6.4, step 1).
+      if (this.readsAwaitingTermCommit.length < PENDING_READS_MAX)
+        this.readsAwaitingTermCommit.push({ context, from });
+      return;
+    }
+    const index = this.log.committed;
+    if (this.conf().voters.length === 1 && isVoter(this.conf(), this.id)) {
+      this.releaseRead({ context, index, from, acks: new Set() });
+      return;
+    }
+    if (this.has('readIndexNoConfirm')) {
+      this.releaseRead({ context, index, from, acks: new Set() });
+      return;
+    }
+    if (this.pendingReads.length >= PENDING_READS_MAX) return;
+    // Step 2: confirm we are still leader with a heartbeat round tied to this request's context.
+    this.pendingReads.push({ context, index, from, acks: new Set([this.id]) });
+    this.broadcastHeartbeat(context);
+  }
+
+  private ackRead(context: number, from: NodeId): void {
+    const pos = this.pendingReads.findIndex((r) => r.context === context);
+    if (pos < 0) return;
+    const r = this.pendingReads[pos] as PendingRead;
+    r.acks.add(from);
+    const acks = new Map<NodeId, boolean>();
+    for (const id of this.conf().voters) acks.set(id, r.acks.has(id));
+    if (voteResult(this.conf().voters, acks) !== 'won') return;
+    // A quorum answered a heartbeat sent after this read (and every earlier one) was registered.
+    const released = this.pendingReads.splice(0, pos + 1);
+    for (const rr of released) this.releaseRead(rr);
+  }
+
+  private releaseRead(r: PendingRead): void {
+    if (r.from === NONE || r.from === this.id)
+      this.readStates.push({ index: r.index, context: r.context });
+    else
+      this.send({
+        type: 'readIndexResp',
+        from: this.id,
+        to: r.from,
+        term: this.term,
+        context: r.context,
+        index: r.index,
+      });
+  }
+
+  // ---------------------------------------------------------------- Ready / advance
+
+  hasReady(): boolean {
+    return (
+      this.msgs.length > 0 ||
+      this.readStates.length > 0 ||
+      this.log.pendingSnapshot !== undefined ||
+      this.log.persisted < this.log.lastIndex() ||
+      this.applyLimit() > this.log.applied ||
+      !sameHard(this.hardState(), this.prevHard) ||
+      !sameSoft(this.prevSoft, this.softState())
+    );
+  }
+
+  private applyLimit(): LogIndex {
+    return this.has('applyBeforeCommit') ? this.log.lastIndex() : this.log.committed;
+  }
+
+  ready(): Ready {
+    assert(this.inReady === undefined, 'ready() called twice without advance()');
+    const entries = this.log.unstable();
+    const snapshot = this.log.pendingSnapshot;
+    const committedEntries = snapshot
+      ? []
+      : this.log.nextCommitted(COMMITTED_PER_READY_MAX, this.applyLimit());
+    const hs = this.hardState();
+    const soft = this.softState();
+    const rd: Ready = {
+      softState: sameSoft(soft, this.prevSoft) ? undefined : soft,
+      hardState: sameHard(hs, this.prevHard) ? undefined : hs,
+      snapshot,
+      entries,
+      committedEntries,
+      messages: this.msgs,
+      readStates: this.readStates,
+    };
+    this.msgs = [];
+    this.readStates = [];
+    this.prevHard = hs;
+    this.prevSoft = soft;
+    const lastApplied = committedEntries[committedEntries.length - 1];
+    this.inReady = {
+      lastEntry: entries[entries.length - 1],
+      applied: lastApplied ? lastApplied.index : this.log.applied,
+      snapshot,
+    };
+    return rd;
+  }
+
+  /** The replica has persisted, sent and applied everything in the last Ready. */
+  advance(): void {
+    const r = this.inReady;
+    assert(r !== undefined, 'advance() without ready()');
+    this.inReady = undefined;
+    if (r.snapshot) {
+      if (this.log.pendingSnapshot === r.snapshot) this.log.pendingSnapshot = undefined;
+      if (r.snapshot.index > this.log.applied) this.log.appliedTo(r.snapshot.index);
+    }
+    if (r.lastEntry) this.log.stableTo(r.lastEntry.index, r.lastEntry.term);
+    if (r.applied > this.log.applied) this.log.appliedTo(r.applied);
+    // The leader's own entries are now durable: they count toward the quorum.
+    if (this.role === 'leader' && this.maybeCommit()) this.broadcastAppend();
+    this.checkInvariants();
+  }
+
+  // ---------------------------------------------------------------- invariants
+
+  /** Cheap structural invariants, asserted after every input (STYLE.md rule 5). */
+  checkInvariants(): void {
+    const log = this.log;
+    assert(
+      log.committed <= log.lastIndex() || this.has('commitBeyondMatch'),
+      () => `commit ${log.committed} > last ${log.lastIndex()}`,
+    );
+    assert(
+      log.applied <= log.committed || this.has('applyBeforeCommit'),
+      () => `applied ${log.applied} > commit ${log.committed}`,
+    );
+    assert(log.persisted <= log.lastIndex(), 'persisted beyond last index');
+    assert(log.snapshotIndex <= log.committed, 'snapshot beyond commit');
+    assert(
+      log.lastTerm() <= this.term,
+      () => `last log term ${log.lastTerm()} > current term ${this.term}`,
+    );
+    if (this.role === 'leader') {
+      assert(
+        this.leader === this.id && this.vote === this.id,
+        'a leader voted for itself and leads',
+      );
+    }
+    if (this.role === 'candidate') assert(this.vote === this.id, 'a candidate votes for itself');
+  }
+
+  /** The state a golden test or the dashboard shows, in one canonical text form. */
+  describe(): string {
+    return `${this.id} ${this.role} term=${this.term} vote=${this.vote} lead=${this.leader} last=${this.log.lastIndex()}/${this.log.lastTerm()} commit=${this.log.committed} applied=${this.log.applied}`;
+  }
+
+  /** For tests and status pages: a copy of the leader's view of every follower. */
+  progressView(): Map<NodeId, { match: LogIndex; next: LogIndex; state: string }> {
+    const out = new Map<NodeId, { match: LogIndex; next: LogIndex; state: string }>();
+    for (const [id, pr] of this.progress)
+      out.set(id, { match: pr.match, next: pr.next, state: pr.state });
+    return out;
+  }
+}
+
+function sameSoft(a: SoftState, b: SoftState): boolean {
+  return a.leader === b.leader && a.role === b.role && a.term === b.term;
+}
+
+function sameHard(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
+
+export { unreachable };

@@ -1,0 +1,32 @@
+// The replica's view of the outside world. The same replica code runs against the simulator's
+// seeded implementations and against the real ones in src/server (TigerBeetle-style: the replica
+// is generic over time, network and storage).
+import type { Message } from '../core/raft/types.js';
+
+export type Cancel = () => void;
+
+export interface Clock {
+  /** Monotonic milliseconds. */
+  nowMs(): number;
+  /** Call `fn` every `intervalMs` until cancelled. */
+  every(intervalMs: number, fn: () => void): Cancel;
+  /** Call `fn` once after `delayMs`. */
+  after(delayMs: number, fn: () => void): Cancel;
+}
+
+export interface Transport {
+  /** Best effort: a message may be lost, delayed, duplicated or reordered. */
+  send(m: Message): void;
+}
+
+/**
+ * A node's durable storage as named files. Operations complete in the order they were issued.
+ * Appended bytes are durable only once a later `sync` of that file has completed; `replace`
+ * is atomic and durable when its callback runs (temp file, fsync, rename, fsync of the directory).
+ */
+export interface Disk {
+  read(name: string): Uint8Array | undefined;
+  append(name: string, bytes: Uint8Array): void;
+  sync(name: string, done: () => void): void;
+  replace(name: string, bytes: Uint8Array, done: () => void): void;
+}

@@ -1,0 +1,389 @@
+// The one event loop of a node: take the core's Ready, make it durable (one sync per batch: group
+// commit), then send its messages, apply its committed entries, answer waiting clients and call
+// advance(). Written against Clock, Transport and Disk so the same code runs in the simulator and
+// in the server.
+import type { Mutants } from '../core/base/mutants.js';
+import { NO_MUTANTS } from '../core/base/mutants.js';
+import { prng as makePrng, type Prng } from '../core/base/prng.js';
+import type { LogIndex, NodeId, Term } from '../core/base/units.js';
+import { Raft } from '../core/raft/raft.js';
+import type {
+  ConfChange,
+  ConfState,
+  Entry,
+  HardState,
+  Message,
+  Ready,
+  Snapshot,
+  SoftState,
+} from '../core/raft/types.js';
+import type { StateMachine } from '../core/state/machine.js';
+import type { Cancel, Clock, Disk, Transport } from './io.js';
+import {
+  encodeEntries,
+  encodeHardState,
+  encodeSnapshot,
+  encodeSnapshotMarker,
+  recover,
+  SNAP_FILE,
+  WAL_FILE,
+} from './wal.js';
+
+export interface ReplicaConfig {
+  readonly id: NodeId;
+  /** The cluster's bootstrap configuration (etcd's --initial-cluster). */
+  readonly initialConf: ConfState;
+  /** Length of one Raft tick in milliseconds of the node's monotonic clock. */
+  readonly tickMs: number;
+  readonly electionTicks: number;
+  readonly heartbeatTicks: number;
+  readonly preVote: boolean;
+  readonly checkQuorum: boolean;
+  /** Compact the log once this many entries have been applied since the last snapshot. */
+  readonly snapshotEntries: number;
+  /** Entries kept after a snapshot, so slightly lagging followers need no snapshot. */
+  readonly snapshotKeepEntries: number;
+  /** Sector size the WAL's torn-write rule assumes. */
+  readonly sectorBytes: number;
+  readonly seed: number;
+  /** Entries per append message; see RaftOptions. */
+  readonly entriesPerAppendMax?: number;
+  /** Appends in flight per follower; see RaftOptions. */
+  readonly inflightAppendsMax?: number;
+  readonly mutants?: Mutants;
+}
+
+/** What happened to an entry, for the simulator's invariant checkers. */
+export interface ReplicaObserver {
+  /** The node has recovered from its disk and is about to run. */
+  onStart?(id: NodeId, raft: Raft): void;
+  onApply?(id: NodeId, e: Entry): void;
+  onSoftState?(id: NodeId, s: SoftState): void;
+  onPersistedHardState?(id: NodeId, hs: HardState): void;
+  onRestoreSnapshot?(id: NodeId, s: Snapshot): void;
+}
+
+export type ProposalOutcome<R> =
+  | { readonly ok: true; readonly result: R; readonly index: LogIndex }
+  | {
+      readonly ok: false;
+      readonly reason: 'notLeader' | 'dropped' | 'busy';
+      readonly leader: NodeId;
+    };
+
+export type ReadOutcome =
+  | { readonly ok: true; readonly index: LogIndex }
+  | { readonly ok: false; readonly reason: 'notLeader' | 'busy'; readonly leader: NodeId };
+
+interface PendingProposal<R> {
+  readonly term: Term;
+  readonly done: (o: ProposalOutcome<R>) => void;
+}
+
+interface PendingRead {
+  index: LogIndex | undefined;
+  readonly done: (o: ReadOutcome) => void;
+}
+
+/** Waiting proposals and reads per node: beyond this a request is refused as busy. */
+export const PENDING_REQUESTS_MAX = 10_000;
+
+export class Replica<R> {
+  readonly raft: Raft;
+  private readonly cfg: ReplicaConfig;
+  private readonly mutants: Mutants;
+  private syncing = false;
+  private stopped = false;
+  private cancelTick: Cancel;
+  private proposals = new Map<LogIndex, PendingProposal<R>>();
+  private reads = new Map<number, PendingRead>();
+  private nextReadContext = 1;
+  private readonly prng: Prng;
+  /** A snapshot of our own to write with the next batch. */
+  private ownSnapshot: Snapshot | undefined;
+
+  constructor(
+    cfg: ReplicaConfig,
+    private readonly sm: StateMachine<R>,
+    private readonly clock: Clock,
+    private readonly transport: Transport,
+    private readonly disk: Disk,
+    private readonly observer: ReplicaObserver = {},
+  ) {
+    this.cfg = cfg;
+    this.mutants = cfg.mutants ?? NO_MUTANTS;
+    this.prng = makePrng(cfg.seed);
+    const walBytes = disk.read(WAL_FILE);
+    const rec = recover(walBytes, disk.read(SNAP_FILE), {
+      sectorBytes: cfg.sectorBytes,
+      mutants: this.mutants,
+    });
+    let hardState = rec.hardState;
+    if (this.mutants.has('voteNotPersisted') && hardState) {
+      // The planted bug: term and vote live only in memory; after a restart the node believes the
+      // term of its last entry and that it has not voted.
+      const lastTerm =
+        rec.entries[rec.entries.length - 1]?.term ?? rec.snapshot?.term ?? hardState.term;
+      hardState = { term: lastTerm, vote: 0 as NodeId, commit: hardState.commit };
+    }
+    if (rec.snapshot) sm.restore(rec.snapshot.data);
+    this.raft = new Raft({
+      id: cfg.id,
+      initialConf: cfg.initialConf,
+      electionTicks: cfg.electionTicks,
+      heartbeatTicks: cfg.heartbeatTicks,
+      preVote: cfg.preVote,
+      checkQuorum: cfg.checkQuorum,
+      prng: this.prng.fork('election'),
+      mutants: this.mutants,
+      ...(cfg.entriesPerAppendMax !== undefined
+        ? { entriesPerAppendMax: cfg.entriesPerAppendMax }
+        : {}),
+      ...(cfg.inflightAppendsMax !== undefined
+        ? { inflightAppendsMax: cfg.inflightAppendsMax }
+        : {}),
+      storage: { hardState, snapshot: rec.snapshot, entries: rec.entries },
+    });
+    this.raft.lastSnapshot = rec.snapshot;
+    if (walBytes && rec.walValidBytes < walBytes.length) {
+      // Cut a torn tail off before appending after it.
+      this.syncing = true;
+      disk.replace(WAL_FILE, walBytes.subarray(0, rec.walValidBytes), () => {
+        this.syncing = false;
+        this.process();
+      });
+    }
+    observer.onStart?.(cfg.id, this.raft);
+    this.cancelTick = clock.every(cfg.tickMs, () => this.tick());
+    this.process();
+  }
+
+  get id(): NodeId {
+    return this.cfg.id;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.cancelTick();
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    this.raft.tick();
+    this.process();
+  }
+
+  receive(m: Message): void {
+    if (this.stopped) return;
+    this.raft.step(m);
+    this.process();
+  }
+
+  propose(data: Uint8Array, done: (o: ProposalOutcome<R>) => void): void {
+    if (this.proposals.size >= PENDING_REQUESTS_MAX) {
+      done({ ok: false, reason: 'busy', leader: this.raft.leader });
+      return;
+    }
+    const r = this.raft.propose(data);
+    if (!r.ok) {
+      done({
+        ok: false,
+        reason: r.reason === 'notLeader' ? 'notLeader' : 'busy',
+        leader: r.leader,
+      });
+      return;
+    }
+    this.proposals.set(r.index, { term: r.term, done });
+    this.process();
+  }
+
+  proposeConfChange(cc: ConfChange): boolean {
+    const r = this.raft.proposeConfChange(cc);
+    this.process();
+    return r.ok;
+  }
+
+  transferLeader(to: NodeId): boolean {
+    const ok = this.raft.transferLeader(to);
+    this.process();
+    return ok;
+  }
+
+  /** A linearizable read point: `done` runs once the applied index has reached it (§6.4). */
+  read(done: (o: ReadOutcome) => void): void {
+    if (this.reads.size >= PENDING_REQUESTS_MAX) {
+      done({ ok: false, reason: 'busy', leader: this.raft.leader });
+      return;
+    }
+    const context = this.nextReadContext++;
+    if (!this.raft.readIndex(context)) {
+      done({ ok: false, reason: 'notLeader', leader: this.raft.leader });
+      return;
+    }
+    this.reads.set(context, { index: undefined, done });
+    this.process();
+  }
+
+  /** Forget a read that the caller has given up on. */
+  abandonReads(): void {
+    this.reads.clear();
+  }
+
+  /** Drive the Ready loop until the core has nothing more or a sync is in flight. */
+  process(): void {
+    while (!this.stopped && !this.syncing && this.raft.hasReady()) {
+      const rd = this.raft.ready();
+      this.persist(rd);
+    }
+  }
+
+  private persist(rd: Ready): void {
+    const disk = this.disk;
+    let wrote = false;
+    if (rd.snapshot) {
+      disk.replace(SNAP_FILE, encodeSnapshot(rd.snapshot), noop);
+      disk.append(WAL_FILE, encodeSnapshotMarker(rd.snapshot.index, rd.snapshot.term));
+      wrote = true;
+    } else if (this.ownSnapshot) {
+      // Snapshot file first, then a rewritten WAL without the compacted prefix: a crash between
+      // the two leaves the old WAL, whose entries recovery filters against the new snapshot.
+      const s = this.ownSnapshot;
+      disk.replace(SNAP_FILE, encodeSnapshot(s), noop);
+      const log = this.raft.log;
+      const durable =
+        log.persisted > log.snapshotIndex ? log.slice(log.firstIndex(), log.persisted) : [];
+      disk.replace(
+        WAL_FILE,
+        concatBytes([
+          encodeHardState(this.raft.hardState()),
+          encodeSnapshotMarker(s.index, s.term),
+          encodeEntries(durable),
+        ]),
+        noop,
+      );
+      wrote = true;
+    }
+    this.ownSnapshot = undefined;
+    if (rd.entries.length > 0) {
+      disk.append(WAL_FILE, encodeEntries(rd.entries));
+      wrote = true;
+    }
+    if (rd.hardState) {
+      disk.append(WAL_FILE, encodeHardState(rd.hardState));
+      wrote = true;
+    }
+    const after = (): void => {
+      if (rd.hardState) this.observer.onPersistedHardState?.(this.id, rd.hardState);
+      this.afterPersist(rd);
+    };
+    if (!wrote) {
+      after();
+      return;
+    }
+    if (this.mutants.has('ackBeforeFsync')) {
+      // The planted bug: act as if durable now; the sync lands later, or never if we crash.
+      disk.sync(WAL_FILE, noop);
+      after();
+      return;
+    }
+    this.syncing = true;
+    disk.sync(WAL_FILE, () => {
+      if (this.stopped) return;
+      this.syncing = false;
+      after();
+      this.process();
+    });
+  }
+
+  private afterPersist(rd: Ready): void {
+    if (this.stopped) return;
+    for (const m of rd.messages) this.transport.send(m);
+    if (rd.softState) {
+      this.observer.onSoftState?.(this.id, rd.softState);
+      if (rd.softState.role !== 'leader') this.failProposals();
+    }
+    if (rd.snapshot) {
+      this.sm.restore(rd.snapshot.data);
+      this.observer.onRestoreSnapshot?.(this.id, rd.snapshot);
+      this.failProposalsUpTo(rd.snapshot.index);
+    }
+    for (const e of rd.committedEntries) this.applyEntry(e);
+    for (const rs of rd.readStates) {
+      const r = this.reads.get(rs.context);
+      if (r) r.index = rs.index;
+    }
+    this.raft.advance();
+    this.releaseReads();
+    this.maybeCompact();
+  }
+
+  private applyEntry(e: Entry): void {
+    this.observer.onApply?.(this.id, e);
+    const result = e.type === 'normal' ? this.sm.apply(e.index, e.data) : undefined;
+    const p = this.proposals.get(e.index);
+    if (!p) return;
+    this.proposals.delete(e.index);
+    if (p.term === e.term && e.type === 'normal')
+      p.done({ ok: true, result: result as R, index: e.index });
+    else p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
+  }
+
+  private failProposals(): void {
+    // Our proposals may still commit under the next leader; the client cannot know, so it sees a
+    // dropped attempt and retries with the same session and sequence number (thesis §6.3).
+    const ps = [...this.proposals.values()];
+    this.proposals.clear();
+    for (const p of ps) p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
+  }
+
+  private failProposalsUpTo(index: LogIndex): void {
+    for (const [i, p] of [...this.proposals]) {
+      if (i <= index) {
+        this.proposals.delete(i);
+        p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
+      }
+    }
+  }
+
+  private releaseReads(): void {
+    const applied = this.raft.log.applied;
+    for (const [ctx, r] of [...this.reads]) {
+      if (r.index !== undefined && r.index <= applied) {
+        this.reads.delete(ctx);
+        r.done({ ok: true, index: r.index });
+      }
+    }
+  }
+
+  private maybeCompact(): void {
+    const log = this.raft.log;
+    const since = this.raft.lastSnapshot?.index ?? log.snapshotIndex;
+    if (log.applied - since < this.cfg.snapshotEntries) return;
+    this.ownSnapshot = this.raft.compact(
+      log.applied,
+      this.sm.snapshot(),
+      this.cfg.snapshotKeepEntries,
+    );
+  }
+
+  /** For observers and tests. */
+  get stateMachine(): StateMachine<R> {
+    return this.sm;
+  }
+}
+
+function noop(): void {}
+
+function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+export { makePrng };

@@ -1,0 +1,3 @@
+export * from './schedule.js';
+export * from './run.js';
+export * from './invariants.js';

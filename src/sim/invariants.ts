@@ -1,0 +1,196 @@
+// Raft's safety properties (Raft §5.2–5.4, Figure 3), checked continuously while a seed runs:
+// election safety, log matching, leader completeness, state machine safety, durable term and vote,
+// and monotonic apply. A violation throws at once, so the failing event is the last one run.
+import { fnvBytes, FNV_OFFSET } from '../core/base/hash.js';
+import type { LogIndex, NodeId, Term } from '../core/base/units.js';
+import type { Raft } from '../core/raft/raft.js';
+import type { Entry, HardState, Snapshot, SoftState } from '../core/raft/types.js';
+
+export type InvariantName =
+  | 'election-safety'
+  | 'log-matching'
+  | 'leader-completeness'
+  | 'state-machine-safety'
+  | 'durable-term-vote'
+  | 'monotonic-apply'
+  | 'node-assertion'
+  | 'wal-recovery'
+  | 'linearizability'
+  | 'liveness'
+  | 'convergence';
+
+export class InvariantViolation extends Error {
+  override readonly name = 'InvariantViolation';
+  constructor(
+    readonly invariant: InvariantName,
+    message: string,
+  ) {
+    super(`${invariant}: ${message}`);
+  }
+}
+
+function fail(inv: InvariantName, msg: string): never {
+  throw new InvariantViolation(inv, msg);
+}
+
+interface Applied {
+  readonly term: Term;
+  readonly hash: number;
+  /**
+   * The highest term any leader had reached when the entry was first applied: an upper bound on
+   * the term in which it was committed. Leaders of later terms must hold it (Raft §5.4).
+   */
+  readonly committedBy: number;
+}
+
+export class Invariants {
+  private leaders = new Map<Term, NodeId>();
+  private maxLeaderTerm = 0;
+  /** The committed log as witnessed by applies on any node: index → (term, data hash). */
+  readonly committed = new Map<LogIndex, Applied>();
+  maxCommitted = 0;
+  private lastApplied = new Map<NodeId, number>();
+  private durable = new Map<NodeId, HardState>();
+
+  onSoftState(id: NodeId, s: SoftState, raft: Raft): void {
+    if (s.role !== 'leader') return;
+    const t = s.term;
+    const prev = this.leaders.get(t);
+    if (prev !== undefined && prev !== id)
+      fail('election-safety', `term ${t} has two leaders: ${prev} and ${id}`);
+    this.leaders.set(t, id);
+    if (t > this.maxLeaderTerm) this.maxLeaderTerm = t;
+    // Only while the node still leads in that term does its log show what it was elected with.
+    if (raft.role === 'leader' && raft.term === t) this.checkLeaderCompleteness(id, raft);
+  }
+
+  /** Leader completeness (Raft §5.4): a new leader holds every entry committed before its term. */
+  private checkLeaderCompleteness(id: NodeId, raft: Raft): void {
+    const log = raft.log;
+    let mustHave = this.maxCommitted;
+    while (
+      mustHave > 0 &&
+      (this.committed.get(mustHave as LogIndex)?.committedBy ?? Infinity) >= raft.term
+    )
+      mustHave--;
+    if (log.lastIndex() < mustHave) {
+      fail(
+        'leader-completeness',
+        `leader ${id} (term ${raft.term}) ends at ${log.lastIndex()} but ${mustHave} was committed before its term`,
+      );
+    }
+    for (let i = log.firstIndex(); i <= mustHave; i++) {
+      const c = this.committed.get(i);
+      const e = log.entry(i);
+      if (c && e && c.committedBy < raft.term && (c.term !== e.term || c.hash !== hashEntry(e))) {
+        fail(
+          'leader-completeness',
+          `leader ${id} (term ${raft.term}) has ${i}/${e.term} but ${i}/${c.term} was committed before its term`,
+        );
+      }
+    }
+  }
+
+  /** State machine safety (Raft §5.4.3): no two nodes apply different entries at one index. */
+  onApply(id: NodeId, e: Entry): void {
+    const last = this.lastApplied.get(id) ?? 0;
+    if (e.index !== last + 1)
+      fail('monotonic-apply', `node ${id} applied ${e.index} after ${last}`);
+    this.lastApplied.set(id, e.index);
+    const h = hashEntry(e);
+    const c = this.committed.get(e.index);
+    if (c === undefined) {
+      this.committed.set(e.index, { term: e.term, hash: h, committedBy: this.maxLeaderTerm });
+      if (e.index > this.maxCommitted) this.maxCommitted = e.index;
+    } else if (c.term !== e.term || c.hash !== h) {
+      fail(
+        'state-machine-safety',
+        `node ${id} applied ${e.index}/${e.term} but another node applied ${e.index}/${c.term} (data ${h === c.hash ? 'same' : 'differs'})`,
+      );
+    }
+  }
+
+  onRestoreSnapshot(id: NodeId, s: Snapshot): void {
+    const c = this.committed.get(s.index);
+    if (c && c.term !== s.term)
+      fail(
+        'state-machine-safety',
+        `node ${id} restored snapshot ${s.index}/${s.term} but ${s.index}/${c.term} was committed`,
+      );
+    this.lastApplied.set(id, s.index);
+  }
+
+  /** A node starts (or restarts) applying from its snapshot. */
+  onStart(id: NodeId, raft: Raft): void {
+    this.lastApplied.set(id, raft.log.applied);
+    const d = this.durable.get(id);
+    if (d) {
+      if (raft.term < d.term)
+        fail(
+          'durable-term-vote',
+          `node ${id} restarted at term ${raft.term} after persisting term ${d.term}`,
+        );
+      if (raft.term === d.term && d.vote !== 0 && raft.vote !== d.vote) {
+        fail(
+          'durable-term-vote',
+          `node ${id} restarted in term ${d.term} with vote ${raft.vote} after persisting vote ${d.vote}`,
+        );
+      }
+    }
+  }
+
+  onPersistedHardState(id: NodeId, hs: HardState): void {
+    const d = this.durable.get(id);
+    if (d && (hs.term < d.term || (hs.term === d.term && d.vote !== 0 && hs.vote !== d.vote))) {
+      fail(
+        'durable-term-vote',
+        `node ${id} persisted ${hs.term}/${hs.vote} after ${d.term}/${d.vote}`,
+      );
+    }
+    this.durable.set(id, hs);
+  }
+
+  forget(id: NodeId): void {
+    this.durable.delete(id);
+    this.lastApplied.delete(id);
+  }
+
+  /**
+   * Log matching (Raft §5.3): if two logs hold an entry with the same index and term, the entries
+   * and everything before them are identical. Checked pairwise over the overlap.
+   */
+  checkLogMatching(rafts: readonly Raft[]): void {
+    for (let a = 0; a < rafts.length; a++) {
+      for (let b = a + 1; b < rafts.length; b++) {
+        const x = (rafts[a] as Raft).log;
+        const y = (rafts[b] as Raft).log;
+        const lo = Math.max(x.firstIndex(), y.firstIndex());
+        const hi = Math.min(x.lastIndex(), y.lastIndex());
+        let matchedAbove = false;
+        for (let i = hi; i >= lo; i--) {
+          const ex = x.entry(i as LogIndex);
+          const ey = y.entry(i as LogIndex);
+          if (!ex || !ey) continue;
+          const same = ex.term === ey.term;
+          if (same && hashEntry(ex) !== hashEntry(ey)) {
+            fail(
+              'log-matching',
+              `nodes ${(rafts[a] as Raft).id} and ${(rafts[b] as Raft).id} hold different entries at ${i}/${ex.term}`,
+            );
+          }
+          if (matchedAbove && !same) {
+            fail(
+              'log-matching',
+              `nodes ${(rafts[a] as Raft).id} and ${(rafts[b] as Raft).id} match above ${i} but differ at ${i}`,
+            );
+          }
+          if (same) matchedAbove = true;
+        }
+      }
+    }
+  }
+}
+
+export function hashEntry(e: Entry): number {
+  return fnvBytes(e.type === 'conf' ? 1 : FNV_OFFSET, e.data);
+}

@@ -1,0 +1,100 @@
+// Shrinking a failing schedule to a minimal one (verification.md, "Shrink"; none of the anchors
+// does this). Candidates drop faults (halves, then quarters, …, then one at a time, ddmin-style),
+// then halve fault durations, then reduce clients and keys. A candidate is kept only if the same
+// invariant still fails, so the result reproduces the original bug, not another one.
+import type { Mutants } from '../core/base/mutants.js';
+import { runSchedule, type RunResult } from './run.js';
+import type { Fault, Schedule } from './schedule.js';
+
+export interface ShrinkResult {
+  readonly schedule: Schedule;
+  readonly result: RunResult;
+  readonly runs: number;
+}
+
+/** Replays spent at most on one shrink: each takes well under a second. */
+export const SHRINK_RUNS_MAX = 300;
+
+export function shrink(
+  original: Schedule,
+  failed: RunResult,
+  mutants: Mutants,
+  onProgress?: (runs: number, faults: number) => void,
+): ShrinkResult {
+  let best = original;
+  let bestResult = failed;
+  let runs = 0;
+  const stillFails = (cand: Schedule): RunResult | undefined => {
+    if (runs >= SHRINK_RUNS_MAX) return undefined;
+    runs++;
+    const r = runSchedule(cand, { mutants });
+    onProgress?.(runs, best.faults.length);
+    return !r.ok && r.invariant === failed.invariant ? r : undefined;
+  };
+  const withFaults = (faults: readonly Fault[]): Schedule => ({ ...best, faults });
+
+  // 1. Drop chunks of faults, from halves down to single faults.
+  let chunk = Math.max(1, Math.ceil(best.faults.length / 2));
+  while (chunk >= 1 && best.faults.length > 0 && runs < SHRINK_RUNS_MAX) {
+    let progressed = false;
+    for (let start = 0; start < best.faults.length && runs < SHRINK_RUNS_MAX;) {
+      const cand = withFaults([
+        ...best.faults.slice(0, start),
+        ...best.faults.slice(start + chunk),
+      ]);
+      const r = stillFails(cand);
+      if (r) {
+        best = cand;
+        bestResult = r;
+        progressed = true;
+      } else {
+        start += chunk;
+      }
+    }
+    if (!progressed) chunk = Math.floor(chunk / 2);
+  }
+
+  // 2. Halve each fault's duration while it still fails.
+  for (let i = 0; i < best.faults.length && runs < SHRINK_RUNS_MAX; i++) {
+    for (;;) {
+      const f = best.faults[i] as Fault;
+      const shorter = halveDuration(f);
+      if (!shorter) break;
+      const faults = [...best.faults];
+      faults[i] = shorter;
+      const cand = withFaults(faults);
+      const r = stillFails(cand);
+      if (!r) break;
+      best = cand;
+      bestResult = r;
+    }
+  }
+
+  // 3. Fewer clients and keys.
+  for (const field of ['clients', 'keys'] as const) {
+    while (best.config[field] > 1 && runs < SHRINK_RUNS_MAX) {
+      const cand: Schedule = {
+        ...best,
+        config: { ...best.config, [field]: best.config[field] - 1 },
+      };
+      const r = stillFails(cand);
+      if (!r) break;
+      best = cand;
+      bestResult = r;
+    }
+  }
+  return { schedule: best, result: bestResult, runs };
+}
+
+function halveDuration(f: Fault): Fault | undefined {
+  switch (f.kind) {
+    case 'partition':
+      return f.durationMs >= 40 ? { ...f, durationMs: Math.floor(f.durationMs / 2) } : undefined;
+    case 'pause':
+      return f.durationMs >= 40 ? { ...f, durationMs: Math.floor(f.durationMs / 2) } : undefined;
+    case 'crash':
+      return f.downMs >= 40 ? { ...f, downMs: Math.floor(f.downMs / 2) } : undefined;
+    default:
+      return undefined;
+  }
+}

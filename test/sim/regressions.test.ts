@@ -1,0 +1,37 @@
+// Shrunk failures are replayed forever: a script recorded with a planted mutant must still fail
+// with the same invariant, one recorded without must now pass.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RegressionScript } from '../../src/sim/regression.js';
+import { runSchedule } from '../../src/sim/run.js';
+import { repoRoot } from '../helpers.js';
+
+const dir = join(repoRoot(), 'test', 'regressions');
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+test('there are regression scripts to replay', () => {
+  assert.ok(files.length > 0, `no regression scripts in ${dir}`);
+});
+
+for (const f of files) {
+  test(`regression ${f}`, () => {
+    const script = JSON.parse(readFileSync(join(dir, f), 'utf8')) as RegressionScript;
+    const r = runSchedule(script.schedule, { mutants: new Set(script.mutants) });
+    if (script.mutants.length > 0) {
+      assert.equal(r.ok, false, `${f}: planted ${script.mutants.join(',')} is no longer caught`);
+      assert.equal(r.invariant, script.invariant);
+      const clean = runSchedule(script.schedule);
+      assert.equal(
+        clean.ok,
+        true,
+        `${f}: without the mutant the schedule must pass: ${clean.message}`,
+      );
+    } else {
+      assert.equal(r.ok, true, `${f}: the recorded bug is back: ${r.message}`);
+    }
+  });
+}
