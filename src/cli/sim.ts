@@ -227,9 +227,9 @@ async function hunt(
       seedsToCatch.push(found ? found.seed - base + 1 : null);
       if (found) perTrial.push(found);
       progress.update(
-        results.length + (t + 1) / trials,
+        results.length + 1,
         mutants.length,
-        `${name}: ${found ? `caught after ${found.seed - base + 1} seeds by ${found.r.invariant}` : `not caught in ${max} seeds`}`,
+        `${name}${trials > 1 ? ` trial ${t + 1}/${trials}` : ''}: ${found ? `caught after ${found.seed - base + 1} seeds by ${found.r.invariant}` : `not caught in ${max} seeds`}`,
         true,
       );
     }

@@ -224,11 +224,6 @@ export class Replica<R> {
     this.process();
   }
 
-  /** Forget a read that the caller has given up on. */
-  abandonReads(): void {
-    this.reads.clear();
-  }
-
   /** Drive the Ready loop until the core has nothing more or a sync is in flight. */
   process(): void {
     while (!this.stopped && !this.syncing && this.raft.hasReady()) {
@@ -301,6 +296,8 @@ export class Replica<R> {
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
       if (rd.softState.role !== 'leader') this.failProposals();
+      // A read point asked of a leader we no longer follow will never come: refuse it now.
+      this.failUnansweredReads();
     }
     if (rd.snapshot) {
       this.sm.restore(rd.snapshot.data);
@@ -345,6 +342,15 @@ export class Replica<R> {
     }
   }
 
+  private failUnansweredReads(): void {
+    for (const [ctx, r] of [...this.reads]) {
+      if (r.index === undefined) {
+        this.reads.delete(ctx);
+        r.done({ ok: false, reason: 'notLeader', leader: this.raft.leader });
+      }
+    }
+  }
+
   private releaseReads(): void {
     const applied = this.raft.log.applied;
     for (const [ctx, r] of [...this.reads]) {
@@ -385,5 +391,3 @@ function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   }
   return out;
 }
-
-export { makePrng };

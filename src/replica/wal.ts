@@ -250,7 +250,6 @@ export function recover(
   const snapshot = snapFile ? decodeSnapshot(snapFile) : undefined;
   let hardState: HardState | undefined;
   let entries: Entry[] = [];
-  let base = snapshot?.index ?? 0;
   const scan = wal
     ? scanRecords(wal, opts.sectorBytes, opts.mutants.has('tornTailValid'))
     : { status: 'ok' as const, payloads: [], validBytes: 0 };
@@ -263,7 +262,6 @@ export function recover(
       const index = r.f64();
       r.f64();
       entries = entries.filter((e) => e.index > index);
-      if (index > base) base = index;
     } else if (type === RecordType.Entries) {
       const n = r.u32();
       for (let i = 0; i < n; i++) {
@@ -291,7 +289,6 @@ export function recover(
     const first = entries[0] as Entry;
     if (first.index !== snapIndex + 1 || first.term < snapshot.term) entries = [];
   }
-  void base;
   return {
     hardState,
     snapshot,

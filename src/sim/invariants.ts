@@ -10,6 +10,7 @@ export type InvariantName =
   | 'election-safety'
   | 'log-matching'
   | 'leader-completeness'
+  | 'commit-safety'
   | 'state-machine-safety'
   | 'durable-term-vote'
   | 'monotonic-apply'
@@ -102,6 +103,7 @@ export class Invariants {
     if (c === undefined) {
       this.committed.set(e.index, { term: e.term, hash: h, committedBy: this.maxLeaderTerm });
       if (e.index > this.maxCommitted) this.maxCommitted = e.index;
+      this.checkCommitSafety(id, e, h);
     } else if (c.term !== e.term || c.hash !== h) {
       fail(
         'state-machine-safety',
@@ -119,6 +121,42 @@ export class Invariants {
       );
     this.lastApplied.set(id, s.index);
   }
+
+  /**
+   * Commit safety (Raft §5.4.2, §5.4.3): once an entry is committed, no node that lacks it can win
+   * an election, because every majority holds a voter whose log is more up to date than that
+   * node's. Checked when an entry is first applied, against the live nodes' logs as they are:
+   * a node without the entry that a majority of voters would vote for (by §5.4.1's up-to-date
+   * rule) could overwrite it. This is exactly what counting replicas of an old-term entry breaks
+   * (Figure 8), and it shows the moment of the unsafe commit rather than the rare later loss.
+   */
+  private checkCommitSafety(appliedBy: NodeId, e: Entry, hash: number): void {
+    const rafts = this.liveRafts();
+    const applier = rafts.find((r) => r.id === appliedBy);
+    if (!applier) return;
+    const voters = applier.confAtIndex(e.index).voters;
+    for (const n of rafts) {
+      const log = n.log;
+      if (e.index <= log.snapshotIndex) continue; // compacted: it held the entry
+      const mine = log.entry(e.index);
+      if (mine && mine.term === e.term && hashEntry(mine) === hash) continue;
+      let grants = 0;
+      for (const v of voters) {
+        const voter = v === n.id ? n : rafts.find((r) => r.id === v);
+        if (!voter) continue; // down voters are not counted: this can only miss, never accuse
+        if (voter === n || voter.log.isUpToDate(log.lastIndex(), log.lastTerm())) grants++;
+      }
+      if (grants > voters.length / 2) {
+        fail(
+          'commit-safety',
+          `entry ${e.index}/${e.term} is committed but node ${n.id} (last ${log.lastIndex()}/${log.lastTerm()}) lacks it and ${grants} of ${voters.length} voters would elect it`,
+        );
+      }
+    }
+  }
+
+  /** The live nodes' cores, for checks that look across the cluster. */
+  liveRafts: () => readonly Raft[] = () => [];
 
   /** A node starts (or restarts) applying from its snapshot. */
   onStart(id: NodeId, raft: Raft): void {

@@ -125,6 +125,7 @@ class Simulation {
       attemptTimeoutMs: this.cfg.attemptTimeoutMs,
       stopAtMs,
     });
+    this.inv.liveRafts = () => this.liveRafts();
     for (const id of voters) this.addNode(id);
   }
 
@@ -465,8 +466,7 @@ class Simulation {
   private partition(shape: PartitionShape, durationMs: number): void {
     const ids = this.upNodes().map((n) => n.id);
     const p = this.nemesisPrng;
-    const shuffled = [...ids]
-      .sort(() => 0)
+    const shuffled = ids
       .map((x) => ({ x, k: p.next() }))
       .sort((a, b) => a.k - b.k)
       .map((o) => o.x);
@@ -499,12 +499,10 @@ class Simulation {
         break;
       }
       case 'bridge': {
-        // Two halves that only the bridge node connects.
-        const bridge = shuffled[0];
+        // Two halves that only the bridge node (shuffled[0]) connects.
         const rest = shuffled.slice(1);
         const half = Math.ceil(rest.length / 2);
         for (const a of rest.slice(0, half)) for (const b of rest.slice(half)) cut(a, b);
-        void bridge;
         break;
       }
       case 'oneWay': {

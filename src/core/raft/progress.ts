@@ -16,6 +16,8 @@ export class Progress {
   pendingSnapshot: LogIndex = logIndex(0);
   /** Ticks since the pending snapshot was sent: it is re-sent if never acknowledged. */
   snapshotTicks = 0;
+  /** The highest commit index sent to this follower, so it learns of new commits promptly. */
+  sentCommit: LogIndex = logIndex(0);
   /** Heard from within the current election timeout (CheckQuorum, Raft thesis §6.2). */
   recentActive = false;
   /** Last index of each append in flight, oldest first. */

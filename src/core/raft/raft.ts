@@ -5,7 +5,7 @@
 //
 // Section numbers refer to Ongaro's dissertation "Consensus: Bridging Theory and Practice" (2014)
 // unless they say "Raft §", the extended paper (Ongaro & Ousterhout 2014).
-import { assert, unreachable } from '../base/assert.js';
+import { assert } from '../base/assert.js';
 import type { Mutants, MutantName } from '../base/mutants.js';
 import { NO_MUTANTS } from '../base/mutants.js';
 import type { Prng } from '../base/prng.js';
@@ -700,7 +700,8 @@ export class Raft {
       return;
     }
     if (this.log.matchTerm(s.index, s.term)) {
-      // We already hold the entries: just learn that they are committed.
+      // We already hold the entries: just learn that they are committed. Only the snapshot's
+      // index is known to match the leader; a tail after it may still diverge.
       this.log.commitTo(s.index);
     } else {
       this.log.restore(s);
@@ -713,7 +714,7 @@ export class Raft {
       from: this.id,
       to: m.from,
       term: this.term,
-      index: this.log.lastIndex(),
+      index: s.index,
       reject: false,
       hintIndex: logIndex(0),
       hintTerm: term(0),
@@ -732,14 +733,9 @@ export class Raft {
 
   private broadcastHeartbeat(context: number): void {
     for (const [id, pr] of this.progress) {
-      this.send({
-        type: 'heartbeat',
-        from: this.id,
-        to: id,
-        term: this.term,
-        commit: logIndex(Math.min(pr.match, this.log.committed)),
-        context,
-      });
+      const commit = logIndex(Math.min(pr.match, this.log.committed));
+      this.send({ type: 'heartbeat', from: this.id, to: id, term: this.term, commit, context });
+      if (commit > pr.sentCommit) pr.sentCommit = commit;
     }
   }
 
@@ -775,7 +771,10 @@ export class Raft {
       entries,
       commit: this.log.committed,
     });
-    pr.sentAppend(logIndex(prevIndex + entries.length), entries.length);
+    const last = logIndex(prevIndex + entries.length);
+    pr.sentAppend(last, entries.length);
+    // The follower adopts at most the end of what this append gives it.
+    pr.sentCommit = logIndex(Math.max(pr.sentCommit, Math.min(this.log.committed, last)));
     return true;
   }
 
@@ -800,11 +799,14 @@ export class Raft {
     }
     if (pr.state === 'probe') pr.becomeReplicate();
     else if (pr.state === 'snapshot' && pr.match >= pr.pendingSnapshot) pr.becomeProbe();
-    if (this.maybeCommit()) this.broadcastAppend();
-    else
-      while (this.sendAppend(m.from, false)) {
-        /* fill the window */
-      }
+    if (this.maybeCommit()) {
+      this.broadcastAppend();
+    } else {
+      let sent = false;
+      while (this.sendAppend(m.from, false)) sent = true; // fill the window
+      // Nothing new to send, but the follower may not know that what it holds is committed.
+      if (!sent && pr.sentCommit < Math.min(this.log.committed, pr.match)) this.sendAppend(m.from);
+    }
     if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) {
       this.send({ type: 'timeoutNow', from: this.id, to: m.from, term: this.term });
     }
@@ -863,6 +865,9 @@ export class Raft {
       !isVoter(this.conf(), this.id) &&
       this.lastConfIndex() <= this.log.committed
     ) {
+      // Tell the others that the change committed before going: otherwise they learn it only
+      // from the next leader's no-op.
+      this.broadcastAppend();
       this.becomeFollower(this.term, NONE);
     }
   }
@@ -1032,5 +1037,3 @@ function sameSoft(a: SoftState, b: SoftState): boolean {
 function sameHard(a: HardState, b: HardState): boolean {
   return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
 }
-
-export { unreachable };
