@@ -13,6 +13,7 @@ export function runDemoCluster(): void {
       heartbeatTicks: 1,
       snapshotEntries: 200,
       clients: 3,
+      readers: 1,
       keys: 3,
       links: { delayMinMs: 0.5, delayMeanMs: 1, lossProbability: 0.01, duplicateProbability: 0 },
       clockRates: Array.from({ length: 12 }, () => 1),

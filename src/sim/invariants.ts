@@ -4,6 +4,7 @@
 import { fnvBytes, FNV_OFFSET } from '../core/base/hash.js';
 import type { LogIndex, NodeId, Term } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
+import type { RaftLog } from '../core/raft/log.js';
 import type { Entry, HardState, Snapshot, SoftState } from '../core/raft/types.js';
 
 export type InvariantName =
@@ -19,6 +20,12 @@ export type InvariantName =
   | 'linearizability'
   | 'liveness'
   | 'convergence';
+
+/** A node's identity and log: a live core, or the log a crashed node would restart with. */
+export interface LogHolder {
+  readonly id: NodeId;
+  readonly log: RaftLog;
+}
 
 export class InvariantViolation extends Error {
   override readonly name = 'InvariantViolation';
@@ -131,11 +138,13 @@ export class Invariants {
    * (Figure 8), and it shows the moment of the unsafe commit rather than the rare later loss.
    */
   private checkCommitSafety(appliedBy: NodeId, e: Entry, hash: number): void {
-    const rafts = this.liveRafts();
-    const applier = rafts.find((r) => r.id === appliedBy);
+    const applier = this.liveRafts().find((r) => r.id === appliedBy);
     if (!applier) return;
     const voters = applier.confAtIndex(e.index).voters;
+    // Crashed nodes take part with the log they would restart with.
+    const rafts: readonly LogHolder[] = [...this.liveRafts(), ...this.crashedLogs()];
     for (const n of rafts) {
+      if (!voters.includes(n.id)) continue; // only a voter can be elected
       const log = n.log;
       if (e.index <= log.snapshotIndex) continue; // compacted: it held the entry
       const mine = log.entry(e.index);
@@ -143,7 +152,7 @@ export class Invariants {
       let grants = 0;
       for (const v of voters) {
         const voter = v === n.id ? n : rafts.find((r) => r.id === v);
-        if (!voter) continue; // down voters are not counted: this can only miss, never accuse
+        if (!voter) continue; // a node we know nothing of is not counted: this can only miss
         if (voter === n || voter.log.isUpToDate(log.lastIndex(), log.lastTerm())) grants++;
       }
       if (grants > voters.length / 2) {
@@ -157,6 +166,8 @@ export class Invariants {
 
   /** The live nodes' cores, for checks that look across the cluster. */
   liveRafts: () => readonly Raft[] = () => [];
+  /** The durable logs of crashed nodes, as they would restart. */
+  crashedLogs: () => readonly LogHolder[] = () => [];
 
   /** A node starts (or restarts) applying from its snapshot. */
   onStart(id: NodeId, raft: Raft): void {

@@ -6,7 +6,7 @@ import { fnvNumber, FNV_OFFSET } from '../core/base/hash.js';
 import type { Mutants } from '../core/base/mutants.js';
 import { NO_MUTANTS } from '../core/base/mutants.js';
 import { prng, type Prng } from '../core/base/prng.js';
-import { nodeId, type NodeId } from '../core/base/units.js';
+import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import type { ConfState, Message } from '../core/raft/types.js';
 import {
@@ -17,11 +17,17 @@ import {
 } from '../core/state/registers.js';
 import type { Cancel, Clock, Transport } from '../replica/io.js';
 import { Replica } from '../replica/replica.js';
-import { CorruptWalError } from '../replica/wal.js';
+import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
+import { RaftLog } from '../core/raft/log.js';
 import { checkKv } from '../check/linearizability.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './events.js';
-import { Invariants, InvariantViolation, type InvariantName } from './invariants.js';
+import {
+  Invariants,
+  InvariantViolation,
+  type InvariantName,
+  type LogHolder,
+} from './invariants.js';
 import { deliveryDelays, Partitions } from './network.js';
 import type { Fault, PartitionShape, Schedule } from './schedule.js';
 import { Workload, type ClientNet, type Reply } from './workload.js';
@@ -63,12 +69,29 @@ class SimNode {
   epoch = 0;
   replica: Replica<RegisterApplyResult> | undefined;
   held: Held[] = [];
+  /** While down: the log it would restart with. */
+  ghost: LogHolder | undefined;
   heldTick: (() => void) | undefined;
   constructor(
     readonly id: NodeId,
     readonly disk: SimDisk,
-    readonly clockRate: number,
+    /** How fast this node's clock runs against true time (drift); changed by clock faults. */
+    public clockRate: number,
   ) {}
+
+  private localBaseMs = 0;
+  private trueBaseMs = 0;
+
+  /** The node's monotonic clock: continuous across rate changes. */
+  localNow(trueNowMs: number): number {
+    return this.localBaseMs + (trueNowMs - this.trueBaseMs) * this.clockRate;
+  }
+
+  setClockRate(trueNowMs: number, rate: number): void {
+    this.localBaseMs = this.localNow(trueNowMs);
+    this.trueBaseMs = trueNowMs;
+    this.clockRate = rate;
+  }
 
   /** Run `fn` now, or on resume if paused; never if down. */
   run(source: number, fn: () => void): void {
@@ -100,6 +123,8 @@ class Simulation {
   private events = 0;
   private nextId: number;
   private removing = new Set<NodeId>();
+  /** Isolations (their durations) waiting for the next election. */
+  private armedIsolations: number[] = [];
   /** Membership faults waiting for the next election. */
   private armed: Extract<Fault, { kind: 'addNode' | 'removeNode' }>[] = [];
   private flapping: Cancel[] = [];
@@ -120,12 +145,18 @@ class Simulation {
     const stopAtMs = this.cfg.faultPhaseMs + 1000;
     this.workload = new Workload(this.clientNet(), this.root.fork('workload'), {
       clients: this.cfg.clients,
+      readers: this.cfg.readers,
       keys: this.cfg.keys,
       opTimeoutMs: this.cfg.opTimeoutMs,
       attemptTimeoutMs: this.cfg.attemptTimeoutMs,
       stopAtMs,
     });
     this.inv.liveRafts = () => this.liveRafts();
+    this.inv.crashedLogs = () => {
+      const out: LogHolder[] = [];
+      for (const n of this.nodes.values()) if (n.state === 'down' && n.ghost) out.push(n.ghost);
+      return out;
+    };
     for (const id of voters) this.addNode(id);
   }
 
@@ -193,6 +224,8 @@ class Simulation {
           onSoftState: (id, s) => {
             const r = this.nodes.get(id)?.replica;
             if (r) this.inv.onSoftState(id, s, r.raft);
+            const isolateMs = s.role === 'leader' ? this.armedIsolations.shift() : undefined;
+            if (isolateMs !== undefined) this.isolate(id, isolateMs);
             if (s.role === 'leader' && this.armed.length > 0) {
               // Propose right after the election, before the new leader's no-op commits: the
               // moment the single-server change bug needs (thesis §4.1).
@@ -214,11 +247,10 @@ class Simulation {
 
   private nodeClock(node: SimNode, epoch: number): Clock {
     const q = this.q;
-    const rate = node.clockRate;
     const alive = (): boolean =>
       node.epoch === epoch && node.state !== 'down' && node.state !== 'removed';
     return {
-      nowMs: () => q.now * rate,
+      nowMs: () => node.localNow(q.now),
       every: (intervalMs, fn) => {
         let cancelled = false;
         const loop = (): void => {
@@ -226,16 +258,16 @@ class Simulation {
           if (node.state === 'paused')
             node.heldTick = fn; // timers coalesce while paused
           else fn();
-          q.after(intervalMs / rate, 1, loop);
+          q.after(intervalMs / node.clockRate, 1, loop);
         };
-        q.after(intervalMs / rate, 1, loop);
+        q.after(intervalMs / node.clockRate, 1, loop);
         return () => {
           cancelled = true;
         };
       },
       after: (delayMs, fn) => {
         let cancelled = false;
-        q.after(delayMs / rate, 2, () => {
+        q.after(delayMs / node.clockRate, 2, () => {
           if (!cancelled && alive()) node.run(SOURCE_TIMER, fn);
         });
         return () => {
@@ -370,7 +402,8 @@ class Simulation {
         return;
       }
       case 'partition':
-        this.partition(f.shape, f.durationMs);
+        if (f.onElection) this.armedIsolations.push(f.durationMs);
+        else this.partition(f.shape, f.durationMs, f.slowClockFactor);
         return;
       case 'addNode':
       case 'removeNode':
@@ -412,20 +445,25 @@ class Simulation {
       }
     }
     if (proposed && f.then === 'isolate') {
-      const ids = [...this.nodes.keys()];
-      for (const o of ids) if (o !== l.id) this.partitions.blockBoth(l.id, o);
-      this.q.after(f.thenMs ?? 0, 6, () => {
-        for (const o of ids)
-          if (o !== l.id) {
-            this.partitions.unblock(l.id, o);
-            this.partitions.unblock(o, l.id);
-          }
-      });
+      this.isolate(l.id, f.thenMs ?? 0);
     } else if (proposed && f.then === 'split') {
       this.q.after(this.nemesisPrng.next() * 5, 6, () =>
         this.partition('configSplit', f.thenMs ?? 0),
       );
     }
+  }
+
+  /** Cut `id` off from every other node for `durationMs`; messages in flight are lost too. */
+  private isolate(id: NodeId, durationMs: number): void {
+    const ids = [...this.nodes.keys()];
+    for (const o of ids) if (o !== id) this.partitions.blockBoth(id, o);
+    this.q.after(durationMs, 6, () => {
+      for (const o of ids) {
+        if (o === id) continue;
+        this.partitions.unblock(id, o);
+        this.partitions.unblock(o, id);
+      }
+    });
   }
 
   private crash(n: SimNode): void {
@@ -436,6 +474,23 @@ class Simulation {
     n.held = [];
     n.heldTick = undefined;
     n.disk.crash();
+    n.ghost = this.durableLog(n);
+  }
+
+  /** The log `n` would restart with, for the commit-safety check; undefined if unreadable. */
+  private durableLog(n: SimNode): LogHolder | undefined {
+    try {
+      const rec = recover(n.disk.read(WAL_FILE), n.disk.read(SNAP_FILE), {
+        sectorBytes: this.cfg.sectorBytes,
+        mutants: this.mutants,
+      });
+      return {
+        id: n.id,
+        log: new RaftLog(rec.snapshot, rec.entries, rec.hardState?.commit ?? logIndex(0)),
+      };
+    } catch {
+      return undefined; // recovery will fail loudly when the node restarts
+    }
   }
 
   private resume(n: SimNode): void {
@@ -463,7 +518,7 @@ class Simulation {
     }
   }
 
-  private partition(shape: PartitionShape, durationMs: number): void {
+  private partition(shape: PartitionShape, durationMs: number, slowClockFactor?: number): void {
     const ids = this.upNodes().map((n) => n.id);
     const p = this.nemesisPrng;
     const shuffled = ids
@@ -477,6 +532,14 @@ class Simulation {
         const victim = shape === 'isolateLeader' ? (this.leader()?.id ?? shuffled[0]) : shuffled[0];
         if (victim === undefined) return;
         for (const o of ids) if (o !== victim) cut(victim, o);
+        const v = this.nodes.get(victim);
+        if (v && slowClockFactor !== undefined) {
+          // A cut-off node whose clock also runs slow (steal time, a starved VM) believes in its
+          // leadership longest: its CheckQuorum timeout is the last to fire.
+          const normal = v.clockRate;
+          v.setClockRate(this.q.now, normal * slowClockFactor);
+          this.q.after(durationMs, 6, () => v.setClockRate(this.q.now, normal));
+        }
         break;
       }
       case 'majorityMinority': {
@@ -571,6 +634,9 @@ class Simulation {
   }
 
   private heal(): void {
+    // Faults waiting for an election are disarmed: after healing nothing more goes wrong.
+    this.armed = [];
+    this.armedIsolations = [];
     for (const stop of this.flapping) stop();
     this.flapping = [];
     this.partitions.heal();

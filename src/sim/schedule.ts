@@ -22,6 +22,13 @@ export type Fault =
       readonly at: number;
       readonly shape: PartitionShape;
       readonly durationMs: number;
+      /**
+       * Cut off the next new leader the moment it is elected, before its first append lands: it
+       * keeps taking client writes into a log nobody else has (the S5 of Raft's Figure 8).
+       */
+      readonly onElection?: boolean;
+      /** With isolateLeader: the victim's clock also runs this much slower while cut off. */
+      readonly slowClockFactor?: number;
     }
   | {
       readonly kind: 'crash';
@@ -64,6 +71,8 @@ export interface SimConfig {
   readonly heartbeatTicks: number;
   readonly snapshotEntries: number;
   readonly clients: number;
+  /** Read-only clients that stay on one node, besides `clients`. */
+  readonly readers: number;
   readonly keys: number;
   readonly links: LinkFaults;
   /** Per node (by join order): the rate of its clock relative to true time. */
@@ -166,8 +175,11 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       opTimeoutMs: 1500,
       attemptTimeoutMs: p.pick([30, 100, 300]),
       sectorBytes: 64,
-      entriesPerAppendMax: p.pick([1, 2, 8, 64]),
+      // Leader-churn runs replicate in small appends, so entries of an old term can reach a
+      // majority before the new leader's own entry does: the setting of Figure 8.
+      entriesPerAppendMax: p.pick(churn ? [1, 1, 2, 8] : [1, 2, 8, 64]),
       inflightAppendsMax: p.pick([4, 32, 256]),
+      readers: p.int(0, 3),
     },
     faults,
   };
@@ -180,7 +192,13 @@ function churnFault(p: Prng, at: number, membership: boolean): Fault {
       ? { kind: 'addNode', at, onElection: true }
       : { kind: 'removeNode', at, target: 'random', onElection: true };
   if (r < 0.55)
-    return { kind: 'partition', at, shape: 'isolateLeader', durationMs: p.int(50, 600) };
+    return {
+      kind: 'partition',
+      at,
+      shape: 'isolateLeader',
+      durationMs: p.int(50, 600),
+      onElection: p.chance(0.5),
+    };
   if (r < 0.8) return { kind: 'crash', at, target: 'leader', downMs: p.int(20, 600) };
   return { kind: 'pause', at, target: 'leader', durationMs: p.int(50, 600) };
 }
@@ -213,8 +231,14 @@ function memberChurnFault(p: Prng, at: number): Fault {
 function makeFault(p: Prng, kind: string, at: number): Fault {
   const target = p.chance(0.5) ? ('leader' as const) : ('random' as const);
   switch (kind) {
-    case 'partition':
-      return { kind: 'partition', at, shape: p.pick(SHAPES), durationMs: p.int(200, 2500) };
+    case 'partition': {
+      const shape = p.pick(SHAPES);
+      const durationMs = p.int(200, 2500);
+      if (shape === 'isolateLeader' && p.chance(0.5)) {
+        return { kind: 'partition', at, shape, durationMs, slowClockFactor: 0.25 };
+      }
+      return { kind: 'partition', at, shape, durationMs };
+    }
     case 'crash':
       return { kind: 'crash', at, target, downMs: p.int(50, 2000) };
     case 'pause':
@@ -232,7 +256,7 @@ function makeFault(p: Prng, kind: string, at: number): Fault {
 export function describeFault(f: Fault): string {
   switch (f.kind) {
     case 'partition':
-      return `${f.at}ms partition ${f.shape} for ${f.durationMs}ms`;
+      return `${f.at}ms partition ${f.onElection ? 'isolate the next new leader' : f.shape}${f.slowClockFactor ? ` with its clock at ×${f.slowClockFactor}` : ''} for ${f.durationMs}ms`;
     case 'crash':
       return `${f.at}ms crash ${f.target} for ${f.downMs}ms`;
     case 'pause':

@@ -70,9 +70,10 @@ export function shrink(
     }
   }
 
-  // 3. Fewer clients and keys.
-  for (const field of ['clients', 'keys'] as const) {
-    while (best.config[field] > 1 && runs < SHRINK_RUNS_MAX) {
+  // 3. Fewer clients, readers and keys.
+  const minimum = { clients: 1, readers: 0, keys: 1 } as const;
+  for (const field of ['clients', 'readers', 'keys'] as const) {
+    while (best.config[field] > minimum[field] && runs < SHRINK_RUNS_MAX) {
       const cand: Schedule = {
         ...best,
         config: { ...best.config, [field]: best.config[field] - 1 },

@@ -27,6 +27,8 @@ export interface ClientNet {
 
 export interface WorkloadOptions {
   readonly clients: number;
+  /** Read-only clients, in addition to `clients`. */
+  readonly readers: number;
   readonly keys: number;
   readonly opTimeoutMs: number;
   /** A single attempt is abandoned after this long and the request retried elsewhere. */
@@ -52,12 +54,13 @@ export class Workload {
   ) {}
 
   start(): void {
-    for (let c = 0; c < this.opts.clients; c++) {
-      const client = {
+    for (let c = 0; c < this.opts.clients + this.opts.readers; c++) {
+      const client: ClientState = {
         historyId: this.nextHistoryId++,
         session: this.nextSession++,
         seq: 0,
         leader: 0 as NodeId,
+        readOnly: c >= this.opts.clients,
       };
       this.running++;
       this.net.after(this.prng.int(0, 20), () => this.loop(client));
@@ -69,7 +72,9 @@ export class Workload {
       this.running--;
       return;
     }
-    const op = this.randomOp();
+    const op: RegisterOp = client.readOnly
+      ? { type: 'get', key: this.key(this.prng.int(0, this.opts.keys)) }
+      : this.randomOp();
     this.run(client, op, this.opts.opTimeoutMs, () =>
       this.net.after(this.prng.int(0, 30), () => this.loop(client)),
     );
@@ -135,7 +140,8 @@ export class Workload {
           client.leader = target;
           finish(r.result);
         } else {
-          client.leader = r.leader;
+          // A reader stays on whichever node answers it; it moves elsewhere only when refused.
+          client.leader = client.readOnly ? (0 as NodeId) : r.leader;
           lastTarget = r.leader === 0 ? target : undefined;
           this.net.after(this.prng.int(5, 30), tryOnce);
         }
@@ -156,6 +162,7 @@ export class Workload {
       session: this.nextSession++,
       seq: 0,
       leader: 0 as NodeId,
+      readOnly: false,
     };
   }
 
@@ -188,7 +195,13 @@ export interface ClientState {
   historyId: number;
   readonly session: number;
   seq: number;
+  /** The node it sends to first: the believed leader, or for a reader the node it stays on. */
   leader: NodeId;
+  /**
+   * A reader only reads, from one node at a time (a config poller behind a load balancer). It
+   * is where a node that wrongly believes it still leads shows stale data.
+   */
+  readonly readOnly: boolean;
 }
 
 function toInput(op: RegisterOp): KvInput {

@@ -1,0 +1,15 @@
+// Typed errors of the membership runtime, with stable codes (STYLE.md rule 6).
+
+export type MembershipErrorCode =
+  'BAD_CONFIG' | 'BIND_FAILED' | 'CLOSED' | 'ABORTED' | 'TIMEOUT' | 'BAD_PACKET';
+
+export class MembershipError extends Error {
+  override readonly name = 'MembershipError';
+  constructor(
+    readonly code: MembershipErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
