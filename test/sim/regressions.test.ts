@@ -24,7 +24,11 @@ for (const f of files) {
     if (script.mutants.length > 0) {
       // A script recorded with a planted bug pins one interleaving of this code; when the core's
       // timing changes on purpose, record a fresh one (bin/tenure sim --seed S --mutants M --record).
-      assert.equal(r.ok, false, `${f}: planted ${script.mutants.join(',')} is no longer caught by this schedule; re-record it`);
+      assert.equal(
+        r.ok,
+        false,
+        `${f}: planted ${script.mutants.join(',')} is no longer caught by this schedule; re-record it`,
+      );
       assert.equal(r.invariant, script.invariant);
       const clean = runSchedule(script.schedule);
       assert.equal(
