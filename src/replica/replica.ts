@@ -37,8 +37,10 @@ export interface ReplicaConfig {
   readonly tickMs: number;
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
-  readonly preVote: boolean;
-  readonly checkQuorum: boolean;
+  /** PreVote (thesis §9.6); default on. */
+  readonly preVote?: boolean;
+  /** CheckQuorum (thesis §6.2); default on. */
+  readonly checkQuorum?: boolean;
   /** Compact the log once this many entries have been applied since the last snapshot. */
   readonly snapshotEntries: number;
   /** Entries kept after a snapshot, so slightly lagging followers need no snapshot. */
@@ -132,8 +134,8 @@ export class Replica<R> {
       initialConf: cfg.initialConf,
       electionTicks: cfg.electionTicks,
       heartbeatTicks: cfg.heartbeatTicks,
-      preVote: cfg.preVote,
-      checkQuorum: cfg.checkQuorum,
+      ...(cfg.preVote !== undefined ? { preVote: cfg.preVote } : {}),
+      ...(cfg.checkQuorum !== undefined ? { checkQuorum: cfg.checkQuorum } : {}),
       prng: this.prng.fork('election'),
       mutants: this.mutants,
       ...(cfg.entriesPerAppendMax !== undefined

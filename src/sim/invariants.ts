@@ -15,6 +15,8 @@ export type InvariantName =
   | 'state-machine-safety'
   | 'durable-term-vote'
   | 'monotonic-apply'
+  | 'monotonic-commit'
+  | 'durability'
   | 'node-assertion'
   | 'wal-recovery'
   | 'linearizability'
@@ -58,6 +60,8 @@ export class Invariants {
   readonly committed = new Map<LogIndex, Applied>();
   maxCommitted = 0;
   private lastApplied = new Map<NodeId, number>();
+  /** Per node and life: the highest commit index seen, which must never go back. */
+  private lastCommit = new Map<NodeId, { raft: Raft; commit: number }>();
   private durable = new Map<NodeId, HardState>();
 
   onSoftState(id: NodeId, s: SoftState, raft: Raft): void {
@@ -202,6 +206,20 @@ export class Invariants {
   forget(id: NodeId): void {
     this.durable.delete(id);
     this.lastApplied.delete(id);
+  }
+
+  /** Within one life of a node (one Raft instance), its commit index never decreases. */
+  checkCommitMonotonic(rafts: readonly Raft[]): void {
+    for (const r of rafts) {
+      const seen = this.lastCommit.get(r.id);
+      if (seen && seen.raft === r && r.log.committed < seen.commit) {
+        fail(
+          'monotonic-commit',
+          `node ${r.id} commit index went back from ${seen.commit} to ${r.log.committed}`,
+        );
+      }
+      this.lastCommit.set(r.id, { raft: r, commit: r.log.committed });
+    }
   }
 
   /**

@@ -10,6 +10,7 @@ import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import type { ConfState, Message } from '../core/raft/types.js';
 import {
+  decodeRegisterCommand,
   encodeRegisterCommand,
   RegisterMachine,
   type RegisterApplyResult,
@@ -123,6 +124,8 @@ class Simulation {
   private events = 0;
   private nextId: number;
   private removing = new Set<NodeId>();
+  /** Commands in the committed log, as "session:seq", for the durability check. */
+  private readonly appliedCommands = new Set<string>();
   /** Isolations (their durations) waiting for the next election. */
   private armedIsolations: number[] = [];
   /** Membership faults waiting for the next election. */
@@ -220,7 +223,13 @@ class Simulation {
         node.disk,
         {
           onStart: (id, raft) => this.inv.onStart(id, raft),
-          onApply: (id, e) => this.inv.onApply(id, e),
+          onApply: (id, e) => {
+            this.inv.onApply(id, e);
+            if (e.type === 'normal' && e.data.length > 0) {
+              const c = decodeRegisterCommand(e.data);
+              this.appliedCommands.add(`${c.session}:${c.seq}`);
+            }
+          },
           onSoftState: (id, s) => {
             const r = this.nodes.get(id)?.replica;
             if (r) this.inv.onSoftState(id, s, r.raft);
@@ -692,6 +701,7 @@ class Simulation {
       this.workload.start();
       const sweep = (): void => {
         this.inv.checkLogMatching(this.liveRafts());
+        this.inv.checkCommitMonotonic(this.liveRafts());
         this.reapRemoved();
         if (this.q.now < finalDeadline) this.q.after(100, 10, sweep);
       };
@@ -749,6 +759,15 @@ class Simulation {
       }
       this.quiesce();
       this.inv.checkLogMatching(this.liveRafts());
+      // Durability: every write acknowledged to a client is in the committed log.
+      for (const w of this.workload.acked) {
+        if (!this.appliedCommands.has(w)) {
+          throw new InvariantViolation(
+            'durability',
+            `acknowledged write ${w} is not in the committed log`,
+          );
+        }
+      }
       this.checkConvergence();
       const lin = checkKv(this.workload.history, { timeoutMs: 20_000 });
       if (lin.verdict === 'illegal') {

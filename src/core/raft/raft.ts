@@ -50,10 +50,10 @@ export interface RaftOptions {
   readonly electionTicks: number;
   /** Heartbeat interval in ticks; must be well below electionTicks (Raft §5.6). */
   readonly heartbeatTicks: number;
-  /** PreVote (thesis §9.6): a partitioned node cannot raise terms and disrupt a healthy leader. */
-  readonly preVote: boolean;
-  /** CheckQuorum (thesis §6.2): a leader that lost its majority steps down within a timeout. */
-  readonly checkQuorum: boolean;
+  /** PreVote (thesis §9.6): a partitioned node cannot raise terms and disrupt a healthy leader. Default on. */
+  readonly preVote?: boolean;
+  /** CheckQuorum (thesis §6.2): a leader that lost its majority steps down within a timeout. Default on. */
+  readonly checkQuorum?: boolean;
   readonly prng: Prng;
   /** Entries per append message (default ENTRIES_PER_APPEND_MAX); 1 replicates entry by entry. */
   readonly entriesPerAppendMax?: number;
@@ -88,6 +88,8 @@ export class Raft {
   readonly log: RaftLog;
 
   private readonly opts: RaftOptions;
+  private readonly preVote: boolean;
+  private readonly checkQuorum: boolean;
   private readonly mutants: Mutants;
   private baseConf: ConfState;
   /** Configuration entries after the snapshot, oldest first; the newest is in force (§4.1). */
@@ -119,6 +121,8 @@ export class Raft {
       'need 0 < heartbeat < election ticks',
     );
     this.opts = opts;
+    this.preVote = opts.preVote ?? true;
+    this.checkQuorum = opts.checkQuorum ?? true;
     this.id = opts.id;
     this.mutants = opts.mutants ?? NO_MUTANTS;
     const { hardState, snapshot, entries } = opts.storage;
@@ -300,7 +304,7 @@ export class Raft {
   hup(): void {
     if (this.role === 'leader') return;
     this.electionElapsed = 0;
-    this.campaign(this.opts.preVote ? 'pre' : 'election');
+    this.campaign(this.preVote ? 'pre' : 'election');
     this.checkInvariants();
   }
 
@@ -314,7 +318,7 @@ export class Raft {
     this.electionElapsed++;
     if (this.promotable() && this.electionElapsed >= this.randomizedElectionTicks) {
       this.electionElapsed = 0;
-      this.campaign(this.opts.preVote ? 'pre' : 'election');
+      this.campaign(this.preVote ? 'pre' : 'election');
     }
   }
 
@@ -328,7 +332,7 @@ export class Raft {
     }
     if (this.electionElapsed >= this.opts.electionTicks) {
       this.electionElapsed = 0;
-      if (this.opts.checkQuorum && !this.quorumActive()) {
+      if (this.checkQuorum && !this.quorumActive()) {
         // CheckQuorum (§6.2): we have not heard from a majority in an election timeout, so a
         // new leader may exist; stop acting as leader.
         this.becomeFollower(this.term, NONE);
@@ -452,9 +456,7 @@ export class Raft {
     // With CheckQuorum, a node that heard from a leader within the minimum election timeout
     // ignores vote requests: the leader is probably alive (§4.2.3).
     return (
-      this.opts.checkQuorum &&
-      this.leader !== NONE &&
-      this.electionElapsed < this.opts.electionTicks
+      this.checkQuorum && this.leader !== NONE && this.electionElapsed < this.opts.electionTicks
     );
   }
 
@@ -473,10 +475,7 @@ export class Raft {
         this.becomeFollower(m.term, leader);
       }
     } else if (m.term < this.term) {
-      if (
-        (this.opts.checkQuorum || this.opts.preVote) &&
-        (m.type === 'heartbeat' || m.type === 'app')
-      ) {
+      if ((this.checkQuorum || this.preVote) && (m.type === 'heartbeat' || m.type === 'app')) {
         // A stale leader cut off from us must learn the new term, or (with CheckQuorum) it could
         // keep sending and we would never answer in a way that deposes it.
         this.send({
