@@ -6,7 +6,8 @@
 // differs from the expected one), 2 bad usage or unreadable input, 3 unknown (budget ran out).
 
 import { readFileSync } from 'node:fs';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
+import { integer, probability } from './args.js';
 import {
   checkKv,
   checkPorcupineKv,
@@ -21,22 +22,6 @@ import {
 const EXIT_ILLEGAL = 1;
 const EXIT_USAGE = 2;
 const EXIT_UNKNOWN = 3;
-
-function integer(min: number): (text: string) => number {
-  return (text) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) {
-      throw new InvalidArgumentError(`expected an integer ≥ ${min}, got ${JSON.stringify(text)}`);
-    }
-    return n;
-  };
-}
-
-function probability(text: string): number {
-  const p = Number(text);
-  if (!(p >= 0 && p <= 1)) throw new InvalidArgumentError(`expected 0 ≤ p ≤ 1, got ${text}`);
-  return p;
-}
 
 const ms = (t: number): string => `${t.toFixed(1)} ms`;
 

@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { InvalidArgumentError, type Command } from 'commander';
+import { integer, positive } from './args.js';
 import {
   checkTargets,
   DETECTORS,
@@ -159,23 +160,6 @@ function list(text: string): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
-}
-
-function integer(min: number): (text: string) => number {
-  return (text) => {
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) {
-      throw new InvalidArgumentError(`expected an integer ≥ ${min}, got ${JSON.stringify(text)}`);
-    }
-    return n;
-  };
-}
-
-function positive(text: string): number {
-  const n = Number(text);
-  if (!(Number.isFinite(n) && n > 0))
-    throw new InvalidArgumentError(`expected a number > 0, got ${text}`);
-  return n;
 }
 
 interface EvalFlags {

@@ -478,16 +478,7 @@ export class Raft {
       if ((this.checkQuorum || this.preVote) && (m.type === 'heartbeat' || m.type === 'app')) {
         // A stale leader cut off from us must learn the new term, or (with CheckQuorum) it could
         // keep sending and we would never answer in a way that deposes it.
-        this.send({
-          type: 'appResp',
-          from: this.id,
-          to: m.from,
-          term: this.term,
-          index: logIndex(0),
-          reject: false,
-          hintIndex: logIndex(0),
-          hintTerm: term(0),
-        });
+        this.ackAppend(m.from, logIndex(0));
       } else if (m.type === 'preVote') {
         this.send({
           type: 'preVoteResp',
@@ -620,18 +611,23 @@ export class Raft {
 
   // ---------------------------------------------------------------- follower handlers
 
+  /** Tell the leader that our log matches its log up to `index`. */
+  private ackAppend(to: NodeId, index: LogIndex): void {
+    const noHint = { hintIndex: logIndex(0), hintTerm: term(0) };
+    this.send({
+      type: 'appResp',
+      from: this.id,
+      to,
+      term: this.term,
+      index,
+      reject: false,
+      ...noHint,
+    });
+  }
+
   private handleAppend(m: Extract<Message, { type: 'app' }>): void {
     if (m.prevIndex < this.log.committed) {
-      this.send({
-        type: 'appResp',
-        from: this.id,
-        to: m.from,
-        term: this.term,
-        index: this.log.committed,
-        reject: false,
-        hintIndex: logIndex(0),
-        hintTerm: term(0),
-      });
+      this.ackAppend(m.from, this.log.committed);
       return;
     }
     if (this.log.matchTerm(m.prevIndex, m.prevTerm)) {
@@ -642,32 +638,15 @@ export class Raft {
         this.refreshConfs(logIndex(Math.min(...m.entries.map((e) => e.index))));
       const lastNew = logIndex(m.prevIndex + m.entries.length);
       this.log.commitTo(logIndex(Math.min(m.commit, lastNew)));
-      this.send({
-        type: 'appResp',
-        from: this.id,
-        to: m.from,
-        term: this.term,
-        index: lastNew,
-        reject: false,
-        hintIndex: logIndex(0),
-        hintTerm: term(0),
-      });
+      this.ackAppend(m.from, lastNew);
       return;
     }
     // Fast backtracking: point the leader at the last index whose term could still match.
     let hintIndex = logIndex(Math.min(m.prevIndex, this.log.lastIndex()));
     hintIndex = this.log.findConflictByTerm(hintIndex, m.prevTerm);
     const hintTerm = this.log.term(hintIndex) ?? term(0);
-    this.send({
-      type: 'appResp',
-      from: this.id,
-      to: m.from,
-      term: this.term,
-      index: m.prevIndex,
-      reject: true,
-      hintIndex,
-      hintTerm,
-    });
+    const rejection = { index: m.prevIndex, reject: true, hintIndex, hintTerm };
+    this.send({ type: 'appResp', from: this.id, to: m.from, term: this.term, ...rejection });
   }
 
   private handleHeartbeat(m: Extract<Message, { type: 'heartbeat' }>): void {
@@ -686,16 +665,7 @@ export class Raft {
   private handleSnapshot(m: Extract<Message, { type: 'snap' }>): void {
     const s = m.snapshot;
     if (s.index <= this.log.committed) {
-      this.send({
-        type: 'appResp',
-        from: this.id,
-        to: m.from,
-        term: this.term,
-        index: this.log.committed,
-        reject: false,
-        hintIndex: logIndex(0),
-        hintTerm: term(0),
-      });
+      this.ackAppend(m.from, this.log.committed);
       return;
     }
     if (this.log.matchTerm(s.index, s.term)) {
@@ -708,16 +678,7 @@ export class Raft {
       this.confs = [];
       this.lastSnapshot = s;
     }
-    this.send({
-      type: 'appResp',
-      from: this.id,
-      to: m.from,
-      term: this.term,
-      index: s.index,
-      reject: false,
-      hintIndex: logIndex(0),
-      hintTerm: term(0),
-    });
+    this.ackAppend(m.from, s.index);
   }
 
   // ---------------------------------------------------------------- leader handlers
