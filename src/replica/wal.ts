@@ -7,6 +7,7 @@ import { assert } from '../core/base/assert.js';
 import type { Mutants } from '../core/base/mutants.js';
 import { logIndex, nodeId, term, type LogIndex, type Term } from '../core/base/units.js';
 import type { ConfState, Entry, HardState, Snapshot } from '../core/raft/types.js';
+import { ByteReader, ByteWriter, TruncatedBytesError } from './bytes.js';
 import { crc32 } from './crc32.js';
 
 export const WAL_FILE = 'wal';
@@ -25,80 +26,6 @@ export class CorruptWalError extends Error {
 
 // ------------------------------------------------------------------ encoding
 
-class Writer {
-  private buf = new Uint8Array(256);
-  private view = new DataView(this.buf.buffer);
-  len = 0;
-
-  private room(n: number): void {
-    if (this.len + n <= this.buf.length) return;
-    let size = this.buf.length * 2;
-    while (size < this.len + n) size *= 2;
-    const next = new Uint8Array(size);
-    next.set(this.buf.subarray(0, this.len));
-    this.buf = next;
-    this.view = new DataView(next.buffer);
-  }
-  u8(v: number): void {
-    this.room(1);
-    this.view.setUint8(this.len, v);
-    this.len += 1;
-  }
-  u32(v: number): void {
-    this.room(4);
-    this.view.setUint32(this.len, v, true);
-    this.len += 4;
-  }
-  f64(v: number): void {
-    this.room(8);
-    this.view.setFloat64(this.len, v, true);
-    this.len += 8;
-  }
-  bytes(b: Uint8Array): void {
-    this.u32(b.length);
-    this.room(b.length);
-    this.buf.set(b, this.len);
-    this.len += b.length;
-  }
-  done(): Uint8Array {
-    return this.buf.slice(0, this.len);
-  }
-}
-
-class Reader {
-  private readonly view: DataView;
-  pos = 0;
-  constructor(private readonly buf: Uint8Array) {
-    this.view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  }
-  private need(n: number): void {
-    if (this.pos + n > this.buf.length) throw new CorruptWalError('record payload ends early');
-  }
-  u8(): number {
-    this.need(1);
-    return this.view.getUint8(this.pos++);
-  }
-  u32(): number {
-    this.need(4);
-    const v = this.view.getUint32(this.pos, true);
-    this.pos += 4;
-    return v;
-  }
-  f64(): number {
-    this.need(8);
-    const v = this.view.getFloat64(this.pos, true);
-    this.pos += 8;
-    return v;
-  }
-  bytes(): Uint8Array {
-    const n = this.u32();
-    this.need(n);
-    const b = this.buf.slice(this.pos, this.pos + n);
-    this.pos += n;
-    return b;
-  }
-}
-
 function frame(payload: Uint8Array): Uint8Array {
   assert(payload.length <= WAL_RECORD_BYTES_MAX, 'WAL record too large');
   const out = new Uint8Array(HEADER_BYTES + payload.length);
@@ -110,7 +37,7 @@ function frame(payload: Uint8Array): Uint8Array {
 }
 
 export function encodeEntries(entries: readonly Entry[]): Uint8Array {
-  const w = new Writer();
+  const w = new ByteWriter();
   w.u8(RecordType.Entries);
   w.u32(entries.length);
   for (const e of entries) {
@@ -123,7 +50,7 @@ export function encodeEntries(entries: readonly Entry[]): Uint8Array {
 }
 
 export function encodeHardState(hs: HardState): Uint8Array {
-  const w = new Writer();
+  const w = new ByteWriter();
   w.u8(RecordType.HardState);
   w.f64(hs.term);
   w.f64(hs.vote);
@@ -132,14 +59,14 @@ export function encodeHardState(hs: HardState): Uint8Array {
 }
 
 export function encodeSnapshotMarker(index: LogIndex, t: Term): Uint8Array {
-  const w = new Writer();
+  const w = new ByteWriter();
   w.u8(RecordType.SnapshotMarker);
   w.f64(index);
   w.f64(t);
   return frame(w.done());
 }
 
-function encodeConf(w: Writer, c: ConfState): void {
+function encodeConf(w: ByteWriter, c: ConfState): void {
   w.u32(c.voters.length);
   for (const v of c.voters) w.f64(v);
   w.u32(c.learners.length);
@@ -147,7 +74,7 @@ function encodeConf(w: Writer, c: ConfState): void {
 }
 
 export function encodeSnapshot(s: Snapshot): Uint8Array {
-  const w = new Writer();
+  const w = new ByteWriter();
   w.f64(s.index);
   w.f64(s.term);
   encodeConf(w, s.conf);
@@ -159,7 +86,7 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot {
   const recs = scanRecords(bytes, 512, false);
   if (recs.status !== 'ok' || recs.payloads.length !== 1)
     throw new CorruptWalError('snapshot file is corrupt');
-  const r = new Reader(recs.payloads[0] as Uint8Array);
+  const r = new ByteReader(recs.payloads[0] as Uint8Array);
   const index = logIndex(r.f64());
   const t = term(r.f64());
   const voters = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
@@ -242,6 +169,17 @@ export interface Recovered {
  * later entry at an index replaces the earlier one and everything after it (a truncation that the
  * node logged), and a snapshot marker drops everything at or below it.
  */
+/** A record whose checksum matched but whose payload ends early was written wrong: corruption. */
+function readOrCorrupt<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (e) {
+    if (e instanceof TruncatedBytesError)
+      throw new CorruptWalError(`WAL record is malformed: ${e.message}`);
+    throw e;
+  }
+}
+
 export function recover(
   wal: Uint8Array | undefined,
   snapFile: Uint8Array | undefined,
@@ -254,32 +192,34 @@ export function recover(
     ? scanRecords(wal, opts.sectorBytes, opts.mutants.has('tornTailValid'))
     : { status: 'ok' as const, payloads: [], validBytes: 0 };
   for (const p of scan.payloads) {
-    const r = new Reader(p);
-    const type = r.u8();
-    if (type === RecordType.HardState) {
-      hardState = { term: term(r.f64()), vote: nodeId(r.f64()), commit: logIndex(r.f64()) };
-    } else if (type === RecordType.SnapshotMarker) {
-      const index = r.f64();
-      r.f64();
-      entries = entries.filter((e) => e.index > index);
-    } else if (type === RecordType.Entries) {
-      const n = r.u32();
-      for (let i = 0; i < n; i++) {
-        const e: Entry = {
-          index: logIndex(r.f64()),
-          term: term(r.f64()),
-          type: r.u8() === 1 ? 'conf' : 'normal',
-          data: r.bytes(),
-        };
-        // A rewritten index truncates what followed it (the log was truncated on a conflict).
-        const first = entries[0];
-        if (first && e.index <= first.index) entries = [];
-        else if (first) entries.length = Math.min(entries.length, e.index - first.index);
-        entries.push(e);
+    readOrCorrupt(() => {
+      const r = new ByteReader(p);
+      const type = r.u8();
+      if (type === RecordType.HardState) {
+        hardState = { term: term(r.f64()), vote: nodeId(r.f64()), commit: logIndex(r.f64()) };
+      } else if (type === RecordType.SnapshotMarker) {
+        const index = r.f64();
+        r.f64();
+        entries = entries.filter((e) => e.index > index);
+      } else if (type === RecordType.Entries) {
+        const n = r.u32();
+        for (let i = 0; i < n; i++) {
+          const e: Entry = {
+            index: logIndex(r.f64()),
+            term: term(r.f64()),
+            type: r.u8() === 1 ? 'conf' : 'normal',
+            data: r.bytes(),
+          };
+          // A rewritten index truncates what followed it (the log was truncated on a conflict).
+          const first = entries[0];
+          if (first && e.index <= first.index) entries = [];
+          else if (first) entries.length = Math.min(entries.length, e.index - first.index);
+          entries.push(e);
+        }
+      } else {
+        throw new CorruptWalError(`unknown WAL record type ${type}`);
       }
-    } else {
-      throw new CorruptWalError(`unknown WAL record type ${type}`);
-    }
+    });
   }
   // Keep only entries above the snapshot, and only if they continue it: entries logged before a
   // newer snapshot file landed may belong to a history the snapshot has replaced.
