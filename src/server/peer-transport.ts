@@ -1,0 +1,244 @@
+// TCP between cluster members. Each node listens on its peer URL; for every peer it keeps one
+// outbound connection that carries only its own messages to that peer (so per-link order holds),
+// batched: messages queued in one turn of the event loop go out in one write. A connection opens
+// with a hello naming the cluster ID and the sender; a node of another cluster is refused.
+// Loss is acceptable to Raft, so a full queue drops its oldest messages and a broken connection
+// reconnects with backoff rather than buffering without bound.
+import { createServer, Socket, type Server } from 'node:net';
+import type { NodeId } from '../core/base/units.js';
+import type { Message } from '../core/raft/types.js';
+import type { Transport } from '../replica/io.js';
+import { decodeMessage, encodeMessage } from './message-codec.js';
+
+/** Frame payload at most (a snapshot travels in one frame). */
+export const PEER_FRAME_BYTES_MAX = 64 * 1024 * 1024;
+/** Messages queued per peer while disconnected or slow; older ones are dropped beyond this. */
+export const PEER_QUEUE_MAX = 4096;
+/** Reconnect backoff bounds, in milliseconds. */
+export const PEER_BACKOFF_MIN_MS = 50;
+export const PEER_BACKOFF_MAX_MS = 2000;
+
+const MAGIC = 0x544e5231; // "TNR1"
+
+export interface PeerAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface PeerTransportOptions {
+  readonly clusterId: string;
+  readonly self: NodeId;
+  /** Where to listen for peers; 127.0.0.1 unless the operator says otherwise. */
+  readonly listen: PeerAddress;
+  readonly peers: ReadonlyMap<NodeId, PeerAddress>;
+  readonly onMessage: (m: Message) => void;
+  /** Things worth a log line: refused connections, decode errors, reconnects. */
+  readonly onEvent?: (e: PeerEvent) => void;
+}
+
+export type PeerEvent =
+  | { readonly type: 'refused'; readonly reason: string }
+  | { readonly type: 'connected'; readonly peer: NodeId }
+  | { readonly type: 'disconnected'; readonly peer: NodeId; readonly error?: string }
+  | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number };
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function frame(payload: Uint8Array): Buffer {
+  const b = Buffer.allocUnsafe(4 + payload.length);
+  b.writeUInt32LE(payload.length, 0);
+  b.set(payload, 4);
+  return b;
+}
+
+function hello(clusterId: string, self: NodeId): Buffer {
+  const id = encoder.encode(clusterId);
+  const b = Buffer.allocUnsafe(4 + 8 + 2 + id.length);
+  b.writeUInt32LE(MAGIC, 0);
+  b.writeDoubleLE(self, 4);
+  b.writeUInt16LE(id.length, 12);
+  b.set(id, 14);
+  return frame(b);
+}
+
+/** Splits a byte stream into length-prefixed frames. */
+class FrameReader {
+  private buf: Buffer = Buffer.alloc(0);
+  push(chunk: Buffer, onFrame: (payload: Buffer) => void): void {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    for (;;) {
+      if (this.buf.length < 4) return;
+      const len = this.buf.readUInt32LE(0);
+      if (len > PEER_FRAME_BYTES_MAX)
+        throw new Error(`peer frame of ${len} bytes exceeds the limit`);
+      if (this.buf.length < 4 + len) return;
+      const payload = this.buf.subarray(4, 4 + len);
+      this.buf = this.buf.subarray(4 + len);
+      onFrame(payload);
+    }
+  }
+}
+
+class Outbound {
+  private socket: Socket | undefined;
+  private connected = false;
+  private queue: Uint8Array[] = [];
+  private flushScheduled = false;
+  private backoffMs = PEER_BACKOFF_MIN_MS;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly peer: NodeId,
+    private readonly addr: PeerAddress,
+    private readonly hello: Buffer,
+    private readonly onEvent: (e: PeerEvent) => void,
+  ) {}
+
+  send(bytes: Uint8Array): void {
+    if (this.closed) return;
+    this.queue.push(bytes);
+    if (this.queue.length > PEER_QUEUE_MAX) {
+      const drop = this.queue.length - PEER_QUEUE_MAX;
+      this.queue.splice(0, drop);
+      this.onEvent({ type: 'dropped', peer: this.peer, messages: drop });
+    }
+    if (!this.socket) this.connect();
+    else if (this.connected) this.scheduleFlush();
+  }
+
+  private connect(): void {
+    if (this.closed || this.socket) return;
+    const s = new Socket();
+    this.socket = s;
+    s.setNoDelay(true);
+    s.on('connect', () => {
+      this.connected = true;
+      this.backoffMs = PEER_BACKOFF_MIN_MS;
+      s.write(this.hello);
+      this.onEvent({ type: 'connected', peer: this.peer });
+      this.scheduleFlush();
+    });
+    s.on('error', () => undefined); // 'close' follows and handles it
+    s.on('close', (hadError) => {
+      const wasConnected = this.connected;
+      this.socket = undefined;
+      this.connected = false;
+      if (wasConnected)
+        this.onEvent({
+          type: 'disconnected',
+          peer: this.peer,
+          ...(hadError ? { error: 'socket error' } : {}),
+        });
+      if (this.closed) return;
+      // Reconnect only when there is something to say; Raft's heartbeats keep the link busy.
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        if (this.queue.length > 0) this.connect();
+      }, this.backoffMs);
+      this.backoffMs = Math.min(PEER_BACKOFF_MAX_MS, this.backoffMs * 2);
+    });
+    s.connect(this.addr.port, this.addr.host);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (!this.connected || !this.socket || this.queue.length === 0) return;
+      // One write for everything queued in this turn (etcd's batching; node-performance-floor.md).
+      const frames = this.queue.map((m) => frame(m));
+      this.queue = [];
+      this.socket.write(Buffer.concat(frames));
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.socket?.destroy();
+    this.queue = [];
+  }
+}
+
+export class PeerTransport implements Transport {
+  private readonly server: Server;
+  private readonly outbound = new Map<NodeId, Outbound>();
+  private readonly inbound = new Set<Socket>();
+  private readonly onEvent: (e: PeerEvent) => void;
+
+  private constructor(private readonly opts: PeerTransportOptions) {
+    this.onEvent = opts.onEvent ?? (() => undefined);
+    this.server = createServer((s) => this.accept(s));
+    const h = hello(opts.clusterId, opts.self);
+    for (const [id, addr] of opts.peers) {
+      if (id !== opts.self) this.outbound.set(id, new Outbound(id, addr, h, this.onEvent));
+    }
+  }
+
+  /** Listen on the peer address and return the transport; port 0 picks a free port. */
+  static async start(opts: PeerTransportOptions): Promise<PeerTransport> {
+    const t = new PeerTransport(opts);
+    await new Promise<void>((resolve, reject) => {
+      t.server.once('error', reject);
+      t.server.listen(opts.listen.port, opts.listen.host, () => resolve());
+    });
+    return t;
+  }
+
+  get port(): number {
+    const a = this.server.address();
+    return typeof a === 'object' && a !== null ? a.port : 0;
+  }
+
+  send(m: Message): void {
+    this.outbound.get(m.to)?.send(encodeMessage(m));
+  }
+
+  private accept(s: Socket): void {
+    this.inbound.add(s);
+    s.setNoDelay(true);
+    const reader = new FrameReader();
+    let from: NodeId | undefined;
+    const refuse = (reason: string): void => {
+      this.onEvent({ type: 'refused', reason });
+      s.destroy();
+    };
+    s.on('data', (chunk: Buffer) => {
+      try {
+        reader.push(chunk, (payload) => {
+          if (from === undefined) {
+            if (payload.length < 14 || payload.readUInt32LE(0) !== MAGIC)
+              return refuse('not a tenure peer');
+            const sender = payload.readDoubleLE(4) as NodeId;
+            const len = payload.readUInt16LE(12);
+            const clusterId = decoder.decode(payload.subarray(14, 14 + len));
+            if (clusterId !== this.opts.clusterId) {
+              return refuse(
+                `peer ${sender} belongs to cluster '${clusterId}', not '${this.opts.clusterId}'`,
+              );
+            }
+            from = sender;
+            return;
+          }
+          const m = decodeMessage(payload);
+          if (m.from !== from || m.to !== this.opts.self)
+            return refuse(`message ${m.from}->${m.to} on the link from ${from}`);
+          this.opts.onMessage(m);
+        });
+      } catch (e) {
+        refuse(e instanceof Error ? e.message : String(e));
+      }
+    });
+    s.on('error', () => undefined);
+    s.on('close', () => this.inbound.delete(s));
+  }
+
+  async close(): Promise<void> {
+    for (const o of this.outbound.values()) o.close();
+    for (const s of this.inbound) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
