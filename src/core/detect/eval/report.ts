@@ -326,7 +326,7 @@ export function svgPlot(report: EvalReport): string {
     `<text x="${L + 40}" y="${H - 20}">silent crash → dead, first observer, median (s)</text>`,
   );
   out.push(
-    `<text transform="translate(18 ${H - B}) rotate(-90)">λ_M per pair-hour, mean of quiet/noisy/burst/heavy-tail (zero plotted at 1e-4, hollow)</text>`,
+    `<text transform="translate(18 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">λ_M per pair-hour, mean of 4 scenarios (0 drawn hollow at 1e-4)</text>`,
   );
   for (const p of pts) {
     const cx = lx(p.x);
