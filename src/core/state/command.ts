@@ -1,0 +1,74 @@
+// The commands of the etcd key space as they travel through the Raft log (STYLE.md rule 2: data,
+// not objects, keyed on `type`). Encoded with tagged JSON (tagged-json.ts): one JSON object per
+// entry, e.g. {"type":"put","request":{"key":{"$b":"666f6f"},"value":{"$b":"31"}}}.
+//
+// Time enters only here: a command that sets a lease deadline carries the leader's monotonic
+// clock reading `nowMs`, so every replica records the same deadline.
+import type {
+  CompactionRequest,
+  DeleteRangeRequest,
+  LeaseId,
+  PutRequest,
+  TxnRequest,
+} from './kv-types.js';
+import { decodeTagged, encodeTagged } from './tagged-json.js';
+
+export type Command =
+  | { readonly type: 'put'; readonly request: PutRequest }
+  | { readonly type: 'deleteRange'; readonly request: DeleteRangeRequest }
+  | { readonly type: 'txn'; readonly request: TxnRequest }
+  | { readonly type: 'compact'; readonly request: CompactionRequest }
+  /** `id` 0n lets the machine choose one. */
+  | {
+      readonly type: 'leaseGrant';
+      readonly id: LeaseId;
+      readonly ttlSeconds: number;
+      readonly nowMs: number;
+    }
+  /** Proposed by a client, or by the leader when its clock says the lease expired. */
+  | { readonly type: 'leaseRevoke'; readonly id: LeaseId }
+  | { readonly type: 'leaseKeepAlive'; readonly id: LeaseId; readonly nowMs: number }
+  /** The leader's periodic record of remaining TTLs, used by the next leader's refresh. */
+  | {
+      readonly type: 'leaseCheckpoint';
+      readonly checkpoints: readonly {
+        readonly id: LeaseId;
+        readonly remainingTtlSeconds: number;
+      }[];
+    }
+  /** A new leader's first act: every lease's deadline becomes now + extra + its TTL. */
+  | { readonly type: 'leaseRefreshAll'; readonly nowMs: number; readonly extraMs: number };
+
+export type CommandType = Command['type'];
+
+const COMMAND_TYPES: readonly string[] = [
+  'put',
+  'deleteRange',
+  'txn',
+  'compact',
+  'leaseGrant',
+  'leaseRevoke',
+  'leaseKeepAlive',
+  'leaseCheckpoint',
+  'leaseRefreshAll',
+] satisfies CommandType[];
+
+export function encodeCommand(c: Command): Uint8Array {
+  return encodeTagged(c);
+}
+
+/**
+ * Decode a log entry; null when it is not a command (bad JSON or unknown type). Field shapes are
+ * trusted: only the leader's own encoder writes entries.
+ */
+export function decodeCommand(data: Uint8Array): Command | null {
+  let v: unknown;
+  try {
+    v = decodeTagged(data);
+  } catch {
+    return null;
+  }
+  if (typeof v !== 'object' || v === null) return null;
+  const type = (v as { type?: unknown }).type;
+  return typeof type === 'string' && COMMAND_TYPES.includes(type) ? (v as Command) : null;
+}

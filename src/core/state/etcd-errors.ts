@@ -1,0 +1,61 @@
+// etcd's client-visible errors as data: the gRPC status code and the exact message text, which
+// clients match byte-for-byte (reference b.2, "Errors"). The core returns these as values; the
+// server edge turns them into gRPC statuses.
+
+export type GrpcCode =
+  | 'Canceled'
+  | 'InvalidArgument'
+  | 'NotFound'
+  | 'FailedPrecondition'
+  | 'OutOfRange'
+  | 'ResourceExhausted'
+  | 'Unavailable';
+
+export interface EtcdError {
+  readonly code: GrpcCode;
+  readonly message: string;
+}
+
+const err = (code: GrpcCode, message: string): EtcdError => Object.freeze({ code, message });
+
+export const ERR_EMPTY_KEY = err('InvalidArgument', 'etcdserver: key is not provided');
+export const ERR_KEY_NOT_FOUND = err('InvalidArgument', 'etcdserver: key not found');
+export const ERR_VALUE_PROVIDED = err('InvalidArgument', 'etcdserver: value is provided');
+export const ERR_LEASE_PROVIDED = err('InvalidArgument', 'etcdserver: lease is provided');
+export const ERR_TOO_MANY_OPS = err(
+  'InvalidArgument',
+  'etcdserver: too many operations in txn request',
+);
+export const ERR_DUPLICATE_KEY = err(
+  'InvalidArgument',
+  'etcdserver: duplicate key given in txn request',
+);
+export const ERR_INVALID_SORT_OPTION = err('InvalidArgument', 'etcdserver: invalid sort option');
+export const ERR_COMPACTED = err(
+  'OutOfRange',
+  'etcdserver: mvcc: required revision has been compacted',
+);
+export const ERR_FUTURE_REV = err(
+  'OutOfRange',
+  'etcdserver: mvcc: required revision is a future revision',
+);
+export const ERR_NO_SPACE = err('ResourceExhausted', 'etcdserver: mvcc: database space exceeded');
+export const ERR_LEASE_NOT_FOUND = err('NotFound', 'etcdserver: requested lease not found');
+export const ERR_LEASE_EXIST = err('FailedPrecondition', 'etcdserver: lease already exists');
+export const ERR_LEASE_TTL_TOO_LARGE = err('OutOfRange', 'etcdserver: too large lease TTL');
+export const ERR_REQUEST_TOO_LARGE = err('InvalidArgument', 'etcdserver: request is too large');
+
+/** Watch cancel reasons (sent in a WatchResponse, not as a gRPC status). */
+export const WATCH_CANCEL_COMPACTED = ERR_COMPACTED.message;
+export const WATCH_CANCEL_DUPLICATE_ID = 'mvcc: duplicate watch ID provided on the WatchStream';
+export const WATCH_CANCEL_EMPTY_RANGE = 'mvcc: watcher range is empty';
+
+export function isEtcdError(x: unknown): x is EtcdError {
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as { code?: unknown }).code === 'string' &&
+    typeof (x as { message?: unknown }).message === 'string' &&
+    Object.keys(x).length === 2
+  );
+}

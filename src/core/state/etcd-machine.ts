@@ -1,0 +1,320 @@
+// The etcd v3 key space as a replicated state machine: MVCC store plus lease table, applying
+// commands from the Raft log deterministically and returning etcd's responses or its exact errors
+// as data. Reads (Range, LeaseTimeToLive, LeaseLeases) are queries on the applied state: the
+// replica answers them after ReadIndex (linearizable) or at once (serializable). Watch hubs are
+// local to a node and not part of the replicated state; the machine feeds them each revision.
+import { assert, unreachable } from '../base/assert.js';
+import { FNV_OFFSET, fnvNumber } from '../base/hash.js';
+import type { LogIndex, Revision } from '../base/units.js';
+import type { Command } from './command.js';
+import { decodeCommand } from './command.js';
+import type { EtcdError } from './etcd-errors.js';
+import {
+  ERR_COMPACTED,
+  ERR_FUTURE_REV,
+  ERR_LEASE_EXIST,
+  ERR_LEASE_NOT_FOUND,
+  ERR_LEASE_TTL_TOO_LARGE,
+  ERR_NO_SPACE,
+} from './etcd-errors.js';
+import type { EtcdLimits } from './etcd-limits.js';
+import { DEFAULT_ETCD_LIMITS } from './etcd-limits.js';
+import type { KeySpan } from './key-range.js';
+import { fromByteKey } from './key-range.js';
+import type {
+  CompactionRequest,
+  CompactionResponse,
+  DeleteRangeRequest,
+  DeleteRangeResponse,
+  LeaseGrantResponse,
+  LeaseId,
+  LeaseKeepAliveResponse,
+  LeaseLeasesResponse,
+  LeaseRevokeResponse,
+  LeaseTimeToLiveResponse,
+  PutRequest,
+  PutResponse,
+  RangeRequest,
+  RangeResponse,
+  ResponseHeader,
+  TxnRequest,
+  TxnResponse,
+  WatchEvent,
+} from './kv-types.js';
+import type { KvState } from './kv-write.js';
+import {
+  deleteKey,
+  executeDeleteRange,
+  executePut,
+  precheckPut,
+  validateDeleteRange,
+  validatePut,
+} from './kv-write.js';
+import type { LeaseData } from './lease-table.js';
+import { LEASE_ID_MAX, LEASE_ID_MIN, LeaseTable } from './lease-table.js';
+import type { StateMachine } from './machine.js';
+import type { MvccData } from './mvcc.js';
+import { MvccStore } from './mvcc.js';
+import { range } from './range-query.js';
+import {
+  checkDuplicates,
+  isReadOnlyTxn,
+  executeTxn,
+  precheckTxn,
+  txnPath,
+  validateTxn,
+  withTxnHeader,
+} from './txn.js';
+import { decodeTagged, encodeTagged } from './tagged-json.js';
+import type { WatchSource } from './watch-hub.js';
+import { WatchHub } from './watch-hub.js';
+
+/** The result of applying one log entry. */
+export type EtcdResult =
+  | { readonly type: 'noop' }
+  | { readonly type: 'put'; readonly response: PutResponse }
+  | { readonly type: 'deleteRange'; readonly response: DeleteRangeResponse }
+  | { readonly type: 'txn'; readonly response: TxnResponse }
+  | { readonly type: 'compact'; readonly response: CompactionResponse }
+  | { readonly type: 'leaseGrant'; readonly response: LeaseGrantResponse }
+  | { readonly type: 'leaseRevoke'; readonly response: LeaseRevokeResponse }
+  | { readonly type: 'leaseKeepAlive'; readonly response: LeaseKeepAliveResponse }
+  | { readonly type: 'leaseCheckpoint'; readonly response: { readonly header: ResponseHeader } }
+  | { readonly type: 'leaseRefreshAll'; readonly response: { readonly header: ResponseHeader } }
+  | { readonly type: 'error'; readonly error: EtcdError };
+
+/** An entry that is not a command: only a bug in the proposer can write one. */
+export const ERR_MALFORMED_COMMAND: EtcdError = Object.freeze({
+  code: 'InvalidArgument',
+  message: 'tenure: malformed command',
+});
+
+interface SnapshotData {
+  readonly format: 1;
+  readonly appliedIndex: number;
+  readonly mvcc: MvccData;
+  readonly leases: readonly LeaseData[];
+}
+
+const fail = (error: EtcdError): EtcdResult => ({ type: 'error', error });
+
+export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
+  private store = new MvccStore();
+  private leases = new LeaseTable();
+  private applied = 0;
+  private readonly hubs = new Set<WatchHub>();
+
+  constructor(private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS) {}
+
+  get revision(): Revision {
+    return this.store.revision;
+  }
+
+  get compactRevision(): Revision {
+    return this.store.compactRevision;
+  }
+
+  /** The index of the last applied entry (etcd's consistent index). */
+  get appliedIndex(): number {
+    return this.applied;
+  }
+
+  apply(index: LogIndex, data: Uint8Array): EtcdResult {
+    assert(index > this.applied, () => `etcd: apply of index ${index} after ${this.applied}`);
+    this.applied = index;
+    if (data.length === 0) return { type: 'noop' };
+    const cmd = decodeCommand(data);
+    return cmd === null ? fail(ERR_MALFORMED_COMMAND) : this.execute(index, cmd, data.length);
+  }
+
+  /**
+   * Apply a decoded command. The log index seeds a chosen lease ID; `costBytes` (the encoded
+   * size) is what a write adds against the space quota.
+   */
+  private execute(index: number, cmd: Command, costBytes: number): EtcdResult {
+    if (this.overQuota(cmd, costBytes)) return fail(ERR_NO_SPACE);
+    switch (cmd.type) {
+      case 'put':
+        return this.put(cmd.request);
+      case 'deleteRange':
+        return this.deleteRange(cmd.request);
+      case 'txn':
+        return this.txn(cmd.request);
+      case 'compact':
+        return this.compact(cmd.request);
+      case 'leaseGrant':
+        return this.leaseGrant(index, cmd.id, cmd.ttlSeconds, cmd.nowMs);
+      case 'leaseRevoke':
+        return this.leaseRevoke(cmd.id);
+      case 'leaseKeepAlive': {
+        const header = this.header();
+        const ttlSeconds = this.leases.keepAlive(cmd.id, cmd.nowMs);
+        return { type: 'leaseKeepAlive', response: { header, id: cmd.id, ttlSeconds } };
+      }
+      case 'leaseCheckpoint':
+        for (const c of cmd.checkpoints) this.leases.checkpoint(c.id, c.remainingTtlSeconds);
+        return { type: 'leaseCheckpoint', response: { header: this.header() } };
+      case 'leaseRefreshAll':
+        this.leases.refreshAll(cmd.nowMs, cmd.extraMs);
+        return { type: 'leaseRefreshAll', response: { header: this.header() } };
+      default:
+        return unreachable(cmd, 'command');
+    }
+  }
+
+  // ---- Queries on the applied state ----
+
+  range(req: RangeRequest): RangeResponse | EtcdError {
+    return range(this.store, req);
+  }
+
+  /** TTL −1 for an unknown lease, with no error (reference b.9). */
+  leaseTimeToLive(id: LeaseId, nowMs: number, keys: boolean): LeaseTimeToLiveResponse {
+    const header = this.header();
+    const lease = this.leases.get(id);
+    if (lease === undefined) return { header, id, ttlSeconds: -1, grantedTtlSeconds: 0, keys: [] };
+    return {
+      header,
+      id,
+      ttlSeconds: this.leases.remainingSeconds(id, nowMs),
+      grantedTtlSeconds: lease.ttlSeconds,
+      keys: keys ? [...lease.keys].sort().map(fromByteKey) : [],
+    };
+  }
+
+  leaseLeases(): LeaseLeasesResponse {
+    return { header: this.header(), leases: this.leases.ids() };
+  }
+
+  /** For the leader: leases its clock says have expired, earliest first, to propose revokes. */
+  expiredLeases(nowMs: number, max: number): LeaseId[] {
+    return this.leases.expired(nowMs, max);
+  }
+
+  eventsBetween(span: KeySpan, fromRev: number, toRev: number): WatchEvent[] {
+    return this.store.eventsBetween(span, fromRev, toRev);
+  }
+
+  /** A new watch hub (one per watch stream) fed by every later apply. */
+  openWatchHub(): WatchHub {
+    const hub = new WatchHub(this, this.limits);
+    this.hubs.add(hub);
+    return hub;
+  }
+
+  closeWatchHub(hub: WatchHub): void {
+    this.hubs.delete(hub);
+  }
+
+  // ---- Snapshots ----
+
+  snapshot(): Uint8Array {
+    const data: SnapshotData = {
+      format: 1,
+      appliedIndex: this.applied,
+      mvcc: this.store.toData(),
+      leases: this.leases.toData(),
+    };
+    return encodeTagged(data);
+  }
+
+  restore(data: Uint8Array): void {
+    const s = decodeTagged(data) as SnapshotData;
+    assert(s.format === 1, 'etcd: unknown snapshot format');
+    this.store = MvccStore.fromData(s.mvcc);
+    this.leases = LeaseTable.fromData(s.leases);
+    this.applied = s.appliedIndex;
+    for (const hub of this.hubs) hub.resync();
+  }
+
+  digest(): number {
+    return this.leases.digest(this.store.digest(fnvNumber(FNV_OFFSET, this.leases.size)));
+  }
+
+  // ---- Commands ----
+
+  private put(req: PutRequest): EtcdResult {
+    const e = validatePut(req) ?? precheckPut(this.state(), req);
+    if (e) return fail(e);
+    this.store.beginWrite();
+    const body = executePut(this.state(), req);
+    const header = this.endWrite();
+    return { type: 'put', response: { header, ...body } };
+  }
+
+  private deleteRange(req: DeleteRangeRequest): EtcdResult {
+    const e = validateDeleteRange(req);
+    if (e) return fail(e);
+    this.store.beginWrite();
+    const body = executeDeleteRange(this.state(), req);
+    const header = this.endWrite();
+    return { type: 'deleteRange', response: { header, ...body } };
+  }
+
+  private txn(req: TxnRequest): EtcdResult {
+    const e = validateTxn(req, this.limits.txnOpsMax) ?? checkDuplicates(req);
+    if (e) return fail(e);
+    const path = txnPath(this.store, req);
+    const pe = precheckTxn(this.state(), req, path);
+    if (pe) return fail(pe);
+    this.store.beginWrite();
+    const resp = executeTxn(this.state(), req, path);
+    return { type: 'txn', response: withTxnHeader(resp, this.endWrite()) };
+  }
+
+  private compact(req: CompactionRequest): EtcdResult {
+    if (req.revision <= this.store.compactRevision) return fail(ERR_COMPACTED);
+    if (req.revision > this.store.revision) return fail(ERR_FUTURE_REV);
+    this.store.compact(req.revision);
+    return { type: 'compact', response: { header: this.header() } };
+  }
+
+  private leaseGrant(index: number, id: LeaseId, ttlSeconds: number, nowMs: number): EtcdResult {
+    // Only a proposer bug can put a non-int64 ID in the log: the wire format cannot carry one.
+    if (id < LEASE_ID_MIN || id > LEASE_ID_MAX) return fail(ERR_MALFORMED_COMMAND);
+    if (ttlSeconds > this.limits.leaseTtlMaxSeconds) return fail(ERR_LEASE_TTL_TOO_LARGE);
+    if (id !== 0n && this.leases.has(id)) return fail(ERR_LEASE_EXIST);
+    const chosen = id === 0n ? this.leases.chooseId(index) : id;
+    const ttl = Math.max(Math.trunc(ttlSeconds), this.limits.leaseTtlMinSeconds);
+    this.leases.grant(chosen, ttl, nowMs);
+    return { type: 'leaseGrant', response: { header: this.header(), id: chosen, ttlSeconds: ttl } };
+  }
+
+  /** Revoke: the lease's keys are deleted in one revision, in key order. */
+  private leaseRevoke(id: LeaseId): EtcdResult {
+    if (!this.leases.has(id)) return fail(ERR_LEASE_NOT_FOUND);
+    const keys = this.leases.revoke(id);
+    this.store.beginWrite();
+    for (const key of keys) deleteKey(this.state(), key);
+    return { type: 'leaseRevoke', response: { header: this.endWrite() } };
+  }
+
+  /**
+   * etcd checks the quota for puts, writing txns and lease grants: the stored size plus the
+   * request's must fit. Deletes, revokes and compactions are always allowed, since they free
+   * space. Unlike etcd, no sticky NOSPACE alarm is kept: space freed by compaction is usable
+   * again at once.
+   */
+  private overQuota(cmd: Command, costBytes: number): boolean {
+    const quotaChecked =
+      cmd.type === 'put' ||
+      cmd.type === 'leaseGrant' ||
+      (cmd.type === 'txn' && !isReadOnlyTxn(cmd.request));
+    return quotaChecked && this.store.size + costBytes > this.limits.backendBytesMax;
+  }
+
+  private state(): KvState {
+    return { store: this.store, leases: this.leases };
+  }
+
+  private header(): ResponseHeader {
+    return { revision: this.store.revision };
+  }
+
+  /** Close the write transaction and hand its events to every watch hub. */
+  private endWrite(): ResponseHeader {
+    const { revision, events } = this.store.endWrite();
+    if (events.length > 0) for (const hub of this.hubs) hub.publish(revision, events);
+    return { revision };
+  }
+}

@@ -1,0 +1,159 @@
+// Leases (reference b.9): grant (chosen and given IDs, TTL minimum and maximum, existing ID),
+// attach/detach through puts and deletes, revoke deleting keys in one revision, keepalive,
+// refresh on a new leader, TimeToLive and Leases, expiry as a query with time passed in.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DEFAULT_ETCD_LIMITS } from '../../src/core/state/etcd-limits.js';
+import { b, errorOf, Harness, ok, str } from './fixtures.js';
+
+void test('grant: given ID, chosen ID, TTL raised to the minimum, errors', () => {
+  const h = new Harness();
+  const g = ok(h.grant(10n, 30), 'leaseGrant');
+  assert.deepEqual([g.id, g.ttlSeconds, g.header.revision], [10n, 30, 1]);
+  assert.equal(ok(h.grant(11n, 1), 'leaseGrant').ttlSeconds, 2, 'TTL below the minimum is raised');
+  assert.equal(ok(h.grant(12n, -5), 'leaseGrant').ttlSeconds, 2);
+  assert.deepEqual(
+    { ...errorOf(h.grant(10n, 30)) },
+    { code: 'FailedPrecondition', message: 'etcdserver: lease already exists' },
+  );
+  assert.deepEqual(
+    { ...errorOf(h.grant(13n, 9_000_000_001)) },
+    { code: 'OutOfRange', message: 'etcdserver: too large lease TTL' },
+  );
+  ok(h.grant(14n, 9_000_000_000), 'leaseGrant');
+  const a = ok(h.grant(0n, 5), 'leaseGrant').id;
+  const c = ok(h.grant(0n, 5), 'leaseGrant').id;
+  assert.ok(a > 0n && c > 0n && a !== c && a < 1n << 63n);
+  assert.deepEqual(
+    h.m.leaseLeases().leases,
+    [10n, 11n, 12n, 14n, a, c].sort((x, y) => (x < y ? -1 : 1)),
+  );
+  // The chosen ID is a function of the log: machines fed the same entries agree.
+  const twin = new Harness();
+  const grantAt3 = () => {
+    twin.run({ type: 'leaseRefreshAll', nowMs: 0, extraMs: 0 });
+    return ok(twin.grant(0n, 5), 'leaseGrant').id;
+  };
+  const other = new Harness();
+  other.run({ type: 'leaseRefreshAll', nowMs: 0, extraMs: 0 });
+  assert.equal(grantAt3(), ok(other.grant(0n, 5), 'leaseGrant').id);
+});
+
+void test('the TTL minimum comes from the limits', () => {
+  const h = new Harness({ ...DEFAULT_ETCD_LIMITS, leaseTtlMinSeconds: 5 });
+  assert.equal(ok(h.grant(1n, 3), 'leaseGrant').ttlSeconds, 5);
+});
+
+void test('revoke deletes every attached key in one revision', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 60), 'leaseGrant');
+  ok(h.grant(2n, 60), 'leaseGrant');
+  h.put('c', '1', { lease: 1n }); // 2
+  h.put('a', '1', { lease: 1n }); // 3
+  h.put('b', '1', { lease: 2n }); // 4
+  h.put('d', '1'); // 5
+  const hub = h.m.openWatchHub();
+  hub.create({ key: b('a'), rangeEnd: b('z') });
+  hub.drain();
+  const r = ok(h.revoke(1n), 'leaseRevoke');
+  assert.equal(r.header.revision, 6);
+  assert.deepEqual(h.dump(), ['b=1', 'd=1']);
+  const events = hub.drain().flatMap((x) => x.events);
+  assert.deepEqual(
+    events.map((e) => `${e.type} ${str(e.kv.key)} ${e.kv.modRevision}`),
+    ['DELETE a 6', 'DELETE c 6'],
+  );
+  assert.deepEqual(
+    { ...errorOf(h.revoke(1n)) },
+    { code: 'NotFound', message: 'etcdserver: requested lease not found' },
+  );
+  // A lease without keys revokes without a new revision.
+  ok(h.grant(3n, 60), 'leaseGrant');
+  assert.equal(ok(h.revoke(3n), 'leaseRevoke').header.revision, 6);
+});
+
+void test('puts move keys between leases; deletes detach them', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 60), 'leaseGrant');
+  ok(h.grant(2n, 60), 'leaseGrant');
+  h.put('k', '1', { lease: 1n });
+  h.put('j', '1', { lease: 1n });
+  h.put('k', '2', { lease: 2n });
+  h.put('j', '2'); // lease 0 detaches
+  h.put('x', '1', { lease: 2n });
+  h.del('x');
+  const keys = (id: bigint) => h.m.leaseTimeToLive(id, 0, true).keys.map(str);
+  assert.deepEqual(keys(1n), []);
+  assert.deepEqual(keys(2n), ['k']);
+  ok(h.revoke(1n), 'leaseRevoke');
+  assert.deepEqual(h.dump(), ['j=2', 'k=2'], 'revoking the old lease leaves moved keys alone');
+});
+
+void test('TimeToLive and keepalive with time passed in', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 10, 1_000), 'leaseGrant'); // deadline 11_000
+  h.put('k', 'v', { lease: 1n });
+  const t = h.m.leaseTimeToLive(1n, 4_500, true);
+  assert.deepEqual([t.ttlSeconds, t.grantedTtlSeconds, t.keys.map(str)], [6, 10, ['k']]);
+  assert.deepEqual(h.m.leaseTimeToLive(1n, 4_500, false).keys, []);
+  assert.equal(h.m.leaseTimeToLive(1n, 20_000, false).ttlSeconds, 0, 'past the deadline: 0');
+  const unknown = h.m.leaseTimeToLive(9n, 0, true);
+  assert.deepEqual(
+    [unknown.ttlSeconds, unknown.grantedTtlSeconds, unknown.keys.length],
+    [-1, 0, 0],
+  );
+  assert.deepEqual(h.m.expiredLeases(10_999, 10), []);
+  assert.deepEqual(h.m.expiredLeases(11_000, 10), [1n]);
+  const ka = ok(h.run({ type: 'leaseKeepAlive', id: 1n, nowMs: 8_000 }), 'leaseKeepAlive');
+  assert.deepEqual([ka.id, ka.ttlSeconds], [1n, 10]);
+  assert.deepEqual(h.m.expiredLeases(11_000, 10), []);
+  assert.equal(h.m.leaseTimeToLive(1n, 8_000, false).ttlSeconds, 10);
+  const none = ok(h.run({ type: 'leaseKeepAlive', id: 9n, nowMs: 0 }), 'leaseKeepAlive');
+  assert.equal(none.ttlSeconds, 0, 'an unknown lease renews to TTL 0, not an error');
+  // An expired lease stays usable until a revoke is applied.
+  ok(h.put('k2', 'v', { lease: 1n }), 'put');
+});
+
+void test('a new leader refreshes every lease to a full TTL from its own clock', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 10, 0), 'leaseGrant');
+  ok(h.grant(2n, 20, 0), 'leaseGrant');
+  assert.deepEqual(h.m.expiredLeases(50_000, 10), [1n, 2n], 'earliest deadline first');
+  assert.deepEqual(h.m.expiredLeases(50_000, 1), [1n], 'at most max');
+  ok(h.run({ type: 'leaseRefreshAll', nowMs: 100, extraMs: 1_000 }), 'leaseRefreshAll');
+  assert.deepEqual(h.m.expiredLeases(11_099, 10), []);
+  assert.deepEqual(h.m.expiredLeases(11_100, 10), [1n]);
+  assert.equal(h.m.leaseTimeToLive(2n, 100, false).ttlSeconds, 21);
+});
+
+void test('explicit IDs may be any non-zero int64; beyond int64 is a malformed command', () => {
+  const h = new Harness();
+  assert.equal(ok(h.grant(-5n, 10), 'leaseGrant').id, -5n);
+  assert.equal(ok(h.grant((1n << 63n) - 1n, 10), 'leaseGrant').id, (1n << 63n) - 1n);
+  assert.equal(errorOf(h.grant(1n << 63n, 10)).message, 'tenure: malformed command');
+  assert.deepEqual(h.m.leaseLeases().leases, [-5n, (1n << 63n) - 1n]);
+});
+
+void test('checkpoints let the next leader continue from the remaining TTL', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 60, 0), 'leaseGrant');
+  ok(h.grant(2n, 60, 0), 'leaseGrant');
+  ok(h.grant(3n, 60, 0), 'leaseGrant');
+  const cp = h.run({
+    type: 'leaseCheckpoint',
+    checkpoints: [
+      { id: 1n, remainingTtlSeconds: 15 },
+      { id: 2n, remainingTtlSeconds: 15 },
+      { id: 9n, remainingTtlSeconds: 5 },
+    ],
+  });
+  ok(cp, 'leaseCheckpoint');
+  ok(h.run({ type: 'leaseKeepAlive', id: 2n, nowMs: 0 }), 'leaseKeepAlive'); // clears 2's checkpoint
+  ok(h.run({ type: 'leaseRefreshAll', nowMs: 100_000, extraMs: 0 }), 'leaseRefreshAll');
+  const ttl = (id: bigint) => h.m.leaseTimeToLive(id, 100_000, false).ttlSeconds;
+  assert.deepEqual([ttl(1n), ttl(2n), ttl(3n)], [15, 60, 60]);
+  // The checkpoint survives a snapshot.
+  const r = new Harness();
+  r.m.restore(h.m.snapshot());
+  assert.equal(r.m.digest(), h.m.digest());
+});
