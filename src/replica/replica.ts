@@ -45,8 +45,6 @@ export interface ReplicaConfig {
   readonly snapshotEntries: number;
   /** Entries kept after a snapshot, so slightly lagging followers need no snapshot. */
   readonly snapshotKeepEntries: number;
-  /** Sector size the WAL's torn-write rule assumes. */
-  readonly sectorBytes: number;
   readonly seed: number;
   /** Entries per append message; see RaftOptions. */
   readonly entriesPerAppendMax?: number;
@@ -99,7 +97,11 @@ export class Replica<R> {
   private cancelTick: Cancel;
   private proposals = new Map<LogIndex, PendingProposal<R>>();
   private reads = new Map<number, PendingRead>();
-  private nextReadContext = 1;
+  /**
+   * Read contexts start at a random base per run of the node, so that an answer meant for a read
+   * of its previous run (still queued somewhere) cannot release a read of this one.
+   */
+  private nextReadContext: number;
   private readonly prng: Prng;
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
@@ -115,9 +117,9 @@ export class Replica<R> {
     this.cfg = cfg;
     this.mutants = cfg.mutants ?? NO_MUTANTS;
     this.prng = makePrng(cfg.seed);
+    this.nextReadContext = 1 + this.prng.fork('read-contexts').int(0, 2 ** 31) * 2 ** 20;
     const walBytes = disk.read(WAL_FILE);
     const rec = recover(walBytes, disk.read(SNAP_FILE), {
-      sectorBytes: cfg.sectorBytes,
       mutants: this.mutants,
     });
     let hardState = rec.hardState;
@@ -195,6 +197,8 @@ export class Replica<R> {
       });
       return;
     }
+    // A proposal of an earlier term at the same index lost its place in the log.
+    this.proposals.get(r.index)?.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
     this.proposals.set(r.index, { term: r.term, done });
     this.process();
   }

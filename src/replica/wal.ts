@@ -83,7 +83,7 @@ export function encodeSnapshot(s: Snapshot): Uint8Array {
 }
 
 export function decodeSnapshot(bytes: Uint8Array): Snapshot {
-  const recs = scanRecords(bytes, 512, false);
+  const recs = scanRecords(bytes, false);
   if (recs.status !== 'ok' || recs.payloads.length !== 1)
     throw new CorruptWalError('snapshot file is corrupt');
   const r = new ByteReader(recs.payloads[0] as Uint8Array);
@@ -103,53 +103,58 @@ interface Scan {
   validBytes: number;
 }
 
-function hasZeroSector(bytes: Uint8Array, start: number, sectorBytes: number): boolean {
-  let s = Math.ceil(start / sectorBytes) * sectorBytes;
-  for (; s < bytes.length; s += sectorBytes) {
-    const end = Math.min(s + sectorBytes, bytes.length);
-    let zero = true;
-    for (let i = s; i < end; i++) {
-      if (bytes[i] !== 0) {
-        zero = false;
-        break;
-      }
+/** CRC work spent at most looking for a frame after a damaged record, in bytes. */
+const TAIL_SCAN_BYTES_MAX = 64 * 1024 * 1024;
+
+/**
+ * Does a well-formed record start anywhere after `from`? A torn write damages only the end of the
+ * log, so nothing valid can follow it; a valid record after damage means the damage is corruption
+ * in the middle. (A flipped bit in a length field would otherwise read as a record running past
+ * the end of the file, and the log would be silently cut there.) Past the scan budget the answer
+ * is "yes": refusing to start is the safe side.
+ */
+function validFrameAfter(bytes: Uint8Array, view: DataView, from: number): boolean {
+  let work = 0;
+  for (let q = from + 1; q + HEADER_BYTES < bytes.length; q++) {
+    const len = view.getUint32(q, true);
+    if (len === 0 || q + HEADER_BYTES + len > bytes.length) continue;
+    work += len;
+    if (work > TAIL_SCAN_BYTES_MAX) return true;
+    if (crc32(bytes, q + HEADER_BYTES, q + HEADER_BYTES + len) === view.getUint32(q + 4, true)) {
+      return true;
     }
-    if (zero) return true;
   }
   return false;
 }
 
 /**
- * Read framed records. A bad record is a torn tail when it runs past the end of the file or when
- * a whole sector from its start to the end of the file is zero (the write never reached it, as in
- * etcd's rule); anything else is corruption. `acceptTorn` is the planted "torn tail treated as
- * valid" bug: it decodes the damaged record as if it were whole.
+ * Read framed records. A damaged record (short, oversized, empty or failing its checksum) is a
+ * torn tail when no valid record follows it: the crash interrupted the last writes. Otherwise it
+ * is corruption and recovery refuses to start. `acceptTorn` is the planted "torn tail treated as
+ * valid" bug: it decodes a damaged last record as if it were whole.
  */
-function scanRecords(bytes: Uint8Array, sectorBytes: number, acceptTorn: boolean): Scan {
+function scanRecords(bytes: Uint8Array, acceptTorn: boolean): Scan {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const payloads: Uint8Array[] = [];
   let pos = 0;
   while (pos < bytes.length) {
-    if (pos + HEADER_BYTES > bytes.length) return { status: 'torn', payloads, validBytes: pos };
-    const len = view.getUint32(pos, true);
-    const crc = view.getUint32(pos + 4, true);
+    const len = pos + HEADER_BYTES <= bytes.length ? view.getUint32(pos, true) : 0;
     const end = pos + HEADER_BYTES + len;
-    if (len === 0 && crc === 0) {
-      // Zeroed space where a record header should be: the tail write never landed.
-      if (hasZeroSector(bytes, pos, sectorBytes) || end >= bytes.length)
-        return { status: 'torn', payloads, validBytes: pos };
+    const fits =
+      pos + HEADER_BYTES <= bytes.length &&
+      len > 0 &&
+      len <= WAL_RECORD_BYTES_MAX &&
+      end <= bytes.length;
+    const intact = fits && crc32(bytes, pos + HEADER_BYTES, end) === view.getUint32(pos + 4, true);
+    if (!intact) {
+      if (validFrameAfter(bytes, view, pos)) {
+        throw new CorruptWalError(
+          `WAL record at byte ${pos} is damaged but valid records follow it`,
+        );
+      }
+      if (!(acceptTorn && fits)) return { status: 'torn', payloads, validBytes: pos };
     }
-    if (len > WAL_RECORD_BYTES_MAX || end > bytes.length) {
-      return { status: 'torn', payloads, validBytes: pos };
-    }
-    const payload = bytes.subarray(pos + HEADER_BYTES, end);
-    if (crc32(payload) !== crc) {
-      const torn = hasZeroSector(bytes, pos, sectorBytes);
-      if (!torn)
-        throw new CorruptWalError(`WAL record at byte ${pos} fails its checksum before the tail`);
-      if (!acceptTorn) return { status: 'torn', payloads, validBytes: pos };
-    }
-    payloads.push(payload);
+    payloads.push(bytes.subarray(pos + HEADER_BYTES, end));
     pos = end;
   }
   return { status: 'ok', payloads, validBytes: pos };
@@ -164,11 +169,6 @@ export interface Recovered {
   readonly tornTail: boolean;
 }
 
-/**
- * Rebuild what a node had durably: the snapshot file, then the WAL replayed in order, where a
- * later entry at an index replaces the earlier one and everything after it (a truncation that the
- * node logged), and a snapshot marker drops everything at or below it.
- */
 /** A record whose checksum matched but whose payload ends early was written wrong: corruption. */
 function readOrCorrupt<T>(read: () => T): T {
   try {
@@ -180,16 +180,21 @@ function readOrCorrupt<T>(read: () => T): T {
   }
 }
 
+/**
+ * Rebuild what a node had durably: the snapshot file, then the WAL replayed in order, where a
+ * later entry at an index replaces the earlier one and everything after it (a truncation that the
+ * node logged), and a snapshot marker drops everything at or below it.
+ */
 export function recover(
   wal: Uint8Array | undefined,
   snapFile: Uint8Array | undefined,
-  opts: { sectorBytes: number; mutants: Mutants },
+  opts: { mutants: Mutants },
 ): Recovered {
   const snapshot = snapFile ? decodeSnapshot(snapFile) : undefined;
   let hardState: HardState | undefined;
   let entries: Entry[] = [];
   const scan = wal
-    ? scanRecords(wal, opts.sectorBytes, opts.mutants.has('tornTailValid'))
+    ? scanRecords(wal, opts.mutants.has('tornTailValid'))
     : { status: 'ok' as const, payloads: [], validBytes: 0 };
   for (const p of scan.payloads) {
     readOrCorrupt(() => {
@@ -224,7 +229,11 @@ export function recover(
   // Keep only entries above the snapshot, and only if they continue it: entries logged before a
   // newer snapshot file landed may belong to a history the snapshot has replaced.
   const snapIndex = snapshot?.index ?? 0;
-  entries = entries.filter((e) => e.index > snapIndex);
+  // If the WAL holds the snapshot's own index, the entries after it continue the snapshot only
+  // when that entry has the snapshot's term (Log Matching, Raft §5.3).
+  const atSnap = snapshot ? entries.find((e) => e.index === snapIndex) : undefined;
+  const continues = atSnap === undefined || atSnap.term === snapshot?.term;
+  entries = continues ? entries.filter((e) => e.index > snapIndex) : [];
   if (snapshot && entries.length > 0) {
     const first = entries[0] as Entry;
     if (first.index !== snapIndex + 1 || first.term < snapshot.term) entries = [];

@@ -30,7 +30,7 @@ const cat = (...parts: Uint8Array[]): Uint8Array => {
   }
   return out;
 };
-const opts = { sectorBytes: 64, mutants: NO_MUTANTS };
+const opts = { mutants: NO_MUTANTS };
 const hs = (t: number, v: number, c: number) => ({
   term: term(t),
   vote: nodeId(v),
@@ -105,7 +105,6 @@ test('the planted tornTailValid bug accepts the damaged record', () => {
   const torn = last.slice();
   torn.fill(0, 128);
   const r = recover(cat(good, torn), undefined, {
-    sectorBytes: 64,
     mutants: new Set(['tornTailValid'] as const),
   });
   assert.equal(r.entries.length, 2, 'the mutant keeps the torn entry');
@@ -159,4 +158,36 @@ test('a corrupt snapshot file refuses to start', () => {
   const bytes = encodeSnapshot(snap);
   bytes[30] = (bytes[30] as number) ^ 0xff;
   assert.throws(() => recover(undefined, bytes, opts), CorruptWalError);
+});
+
+test('a flipped bit in a length field mid-log is corruption, not a torn tail', () => {
+  const records = [1, 2, 3, 4].map((i) => encodeEntries([entry(i, 1, 'z'.repeat(40))]));
+  const wal = cat(...records);
+  const second = (records[0] as Uint8Array).length;
+  wal[second + 3] = (wal[second + 3] as number) ^ 0x10; // record 2 now claims to run past the end
+  assert.throws(() => recover(wal, undefined, opts), CorruptWalError);
+});
+
+test('damage followed by a record of zero-filled data is still corruption', () => {
+  const a = encodeEntries([entry(1, 1, 'a'.repeat(100))]);
+  const b = encodeEntries([entry(2, 1, String.fromCharCode(0).repeat(600))]);
+  const bad = a.slice();
+  bad[20] = (bad[20] as number) ^ 0x01;
+  assert.throws(() => recover(cat(bad, b), undefined, opts), CorruptWalError);
+});
+
+test('a WAL entry at the snapshot index with another term does not continue the snapshot', () => {
+  const snap = {
+    index: logIndex(3),
+    term: term(2),
+    conf: { voters: [nodeId(1)], learners: [] },
+    data: enc.encode('s'),
+  };
+  const wal = encodeEntries([entry(1, 1), entry(2, 1), entry(3, 3), entry(4, 3)]);
+  assert.deepEqual(recover(wal, encodeSnapshot(snap), opts).entries, []);
+  const same = encodeEntries([entry(3, 2), entry(4, 2)]);
+  assert.deepEqual(
+    recover(same, encodeSnapshot(snap), opts).entries.map((e) => e.index),
+    [4],
+  );
 });

@@ -79,7 +79,6 @@ test(
         const acked = await runAndKill(dir, round, 150 + round * 37);
         total += acked;
         const rec = recover(new FileDisk(dir).read(WAL_FILE), new FileDisk(dir).read(SNAP_FILE), {
-          sectorBytes: 512,
           mutants: NO_MUTANTS,
         });
         const sm = new RegisterMachine();

@@ -25,7 +25,6 @@ const replica = new Replica(
     heartbeatTicks: 1,
     snapshotEntries: 200,
     snapshotKeepEntries: 20,
-    sectorBytes: 512,
     seed: 1,
   },
   new RegisterMachine(),

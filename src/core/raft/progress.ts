@@ -1,7 +1,6 @@
 // The leader's view of one follower (etcd-raft's Progress; Raft thesis §10.2.1 on pipelining).
 // probe: one append at a time until we find where the logs match; replicate: pipelined appends
 // with a bounded inflight window; snapshot: waiting for an InstallSnapshot to land.
-import { assert } from '../base/assert.js';
 import { logIndex, type LogIndex } from '../base/units.js';
 
 export type ProgressState = 'probe' | 'replicate' | 'snapshot';
@@ -107,7 +106,6 @@ export class Progress {
     if (this.next - 1 !== rejected) return false;
     this.next = logIndex(Math.max(Math.min(rejected, probeNext), this.match + 1, 1));
     this.probeSent = false;
-    assert(this.next >= 1, 'next must stay positive');
     return true;
   }
 }

@@ -70,11 +70,13 @@ export interface RaftOptions {
 }
 
 interface PendingRead {
+  /** The requester's own context, echoed back to it; never used for matching here. */
   readonly context: number;
   readonly index: LogIndex;
   /** The follower that asked, or NONE for a local request. */
   readonly from: NodeId;
-  readonly acks: Set<NodeId>;
+  /** The leader's own heartbeat round that confirms this read. */
+  readonly round: number;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -104,6 +106,14 @@ export class Raft {
   private pendingConfIndex: LogIndex = logIndex(0);
   private transferElapsed = 0;
   private pendingReads: PendingRead[] = [];
+  /**
+   * ReadIndex rounds of this leadership, numbered by the leader itself: a requester's context may
+   * repeat (another follower's counter, a restarted node), a round never does within one term, and
+   * answers from other terms are dropped by the term check (etcd#20418 was a reused context).
+   */
+  private readRound = 0;
+  /** The highest round each voter has answered in this leadership. */
+  private readAcks = new Map<NodeId, number>();
   /** Reads asked before this leader committed an entry of its term; released once it has. */
   private readsAwaitingTermCommit: { context: number; from: NodeId }[] = [];
   private msgs: Message[] = [];
@@ -220,6 +230,8 @@ export class Raft {
     this.leadTransferee = NONE;
     this.votes.clear();
     this.pendingReads = [];
+    this.readRound = 0;
+    this.readAcks.clear();
     this.readsAwaitingTermCommit = [];
     this.progress.clear();
   }
@@ -325,6 +337,11 @@ export class Raft {
   private tickLeader(): void {
     this.heartbeatElapsed++;
     this.electionElapsed++;
+    // A transfer that has not completed within an election timeout is abandoned (§3.10), and
+    // the leader takes proposals again.
+    if (this.leadTransferee !== NONE && ++this.transferElapsed >= this.opts.electionTicks) {
+      this.leadTransferee = NONE;
+    }
     for (const pr of this.progress.values()) {
       // A snapshot message may be lost; without an answer in an election timeout, probe again.
       if (pr.state === 'snapshot' && ++pr.snapshotTicks >= this.opts.electionTicks)
@@ -339,11 +356,13 @@ export class Raft {
         return;
       }
       for (const pr of this.progress.values()) pr.recentActive = false;
-      if (this.leadTransferee !== NONE) this.leadTransferee = NONE; // transfer timed out (§3.10)
     }
     if (this.heartbeatElapsed >= this.opts.heartbeatTicks) {
       this.heartbeatElapsed = 0;
-      this.broadcastHeartbeat(0);
+      // Periodic heartbeats carry the newest pending round, so a round whose answers were lost
+      // is confirmed by the next one instead of waiting forever.
+      const last = this.pendingReads[this.pendingReads.length - 1];
+      this.broadcastHeartbeat(last ? last.round : 0);
     }
   }
 
@@ -551,10 +570,8 @@ export class Raft {
       case 'readIndexResp':
         this.readStates.push({ index: m.index, context: m.context });
         return;
-      case 'readIndex':
-        // Not the leader (any more): drop; the asker times out and retries.
-        return;
       default:
+        // A readIndex here means we are not the leader (any more): dropped; the asker retries.
         return;
     }
   }
@@ -634,8 +651,8 @@ export class Raft {
       // Raft §5.3: delete only from the first conflicting entry; entries we already hold that
       // match must stay, since a stale append may arrive after newer ones.
       this.log.appendAt(m.entries, this.has('truncateOnStaleAppend'));
-      if (m.entries.length > 0)
-        this.refreshConfs(logIndex(Math.min(...m.entries.map((e) => e.index))));
+      const first = m.entries[0];
+      if (first) this.refreshConfs(first.index);
       const lastNew = logIndex(m.prevIndex + m.entries.length);
       this.log.commitTo(logIndex(Math.min(m.commit, lastNew)));
       this.ackAppend(m.from, lastNew);
@@ -743,9 +760,8 @@ export class Raft {
     if (!pr) return;
     pr.recentActive = true;
     if (m.reject) {
-      let probeNext = m.index;
-      if (m.hintTerm > 0) probeNext = this.log.findConflictByTerm(m.hintIndex, m.hintTerm);
-      else probeNext = m.hintIndex;
+      const probeNext =
+        m.hintTerm > 0 ? this.log.findConflictByTerm(m.hintIndex, m.hintTerm) : m.hintIndex;
       if (pr.maybeDecrTo(m.index, logIndex(probeNext + 1))) {
         if (pr.state === 'replicate') pr.becomeProbe();
         this.sendAppend(m.from);
@@ -843,30 +859,37 @@ export class Raft {
     }
     const index = this.log.committed;
     if (this.conf().voters.length === 1 && isVoter(this.conf(), this.id)) {
-      this.releaseRead({ context, index, from, acks: new Set() });
+      this.releaseRead({ context, index, from, round: 0 });
       return;
     }
     if (this.has('readIndexNoConfirm')) {
-      this.releaseRead({ context, index, from, acks: new Set() });
+      this.releaseRead({ context, index, from, round: 0 });
       return;
     }
     if (this.pendingReads.length >= PENDING_READS_MAX) return;
-    // Step 2: confirm we are still leader with a heartbeat round tied to this request's context.
-    this.pendingReads.push({ context, index, from, acks: new Set([this.id]) });
-    this.broadcastHeartbeat(context);
+    // Step 2: confirm we are still leader with a heartbeat round sent after this read arrived.
+    const round = ++this.readRound;
+    this.pendingReads.push({ context, index, from, round });
+    this.broadcastHeartbeat(round);
   }
 
-  private ackRead(context: number, from: NodeId): void {
-    const pos = this.pendingReads.findIndex((r) => r.context === context);
-    if (pos < 0) return;
-    const r = this.pendingReads[pos] as PendingRead;
-    r.acks.add(from);
-    const acks = new Map<NodeId, boolean>();
-    for (const id of this.conf().voters) acks.set(id, r.acks.has(id));
-    if (voteResult(this.conf().voters, acks) !== 'won') return;
-    // A quorum answered a heartbeat sent after this read (and every earlier one) was registered.
-    const released = this.pendingReads.splice(0, pos + 1);
-    for (const rr of released) this.releaseRead(rr);
+  /**
+   * A voter answered heartbeat round `round`. Once a majority (the leader counting itself) has
+   * answered rounds at or after a read's round, the leader was still leader after that read
+   * arrived, and it and every earlier read may be served.
+   */
+  private ackRead(round: number, from: NodeId): void {
+    if (round > (this.readAcks.get(from) ?? 0)) this.readAcks.set(from, round);
+    const acked = new Map<NodeId, LogIndex>();
+    for (const id of this.conf().voters) {
+      acked.set(id, logIndex(id === this.id ? this.readRound : (this.readAcks.get(id) ?? 0)));
+    }
+    const confirmed = quorumIndex(this.conf().voters, acked);
+    let n = 0;
+    while (n < this.pendingReads.length && (this.pendingReads[n] as PendingRead).round <= confirmed)
+      n++;
+    if (n === 0) return;
+    for (const r of this.pendingReads.splice(0, n)) this.releaseRead(r);
   }
 
   private releaseRead(r: PendingRead): void {
