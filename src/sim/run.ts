@@ -124,6 +124,10 @@ class Simulation {
   private events = 0;
   private nextId: number;
   private removing = new Set<NodeId>();
+  /** A runaway guard on events per run (a message storm is a liveness failure, not a hang). */
+  private get eventsMax(): number {
+    return this.opts.eventsMax ?? 5_000_000;
+  }
   /** Commands in the committed log, as "session:seq", for the durability check. */
   private readonly appliedCommands = new Set<string>();
   /** Isolations (their durations) waiting for the next election. */
@@ -735,7 +739,7 @@ class Simulation {
           );
         }
       });
-      const eventsMax = this.opts.eventsMax ?? 5_000_000;
+      const eventsMax = this.eventsMax;
       for (;;) {
         const ev = this.q.pop();
         if (!ev) break;
@@ -809,6 +813,12 @@ class Simulation {
       this.hash = fnvNumber(fnvNumber(this.hash, Math.round(ev.at * 1000)), ev.tag);
       this.events++;
       ev.fn();
+      if (this.events >= this.eventsMax) {
+        throw new InvariantViolation(
+          'liveness',
+          `run exceeded ${this.eventsMax} events while catching up`,
+        );
+      }
     }
   }
 
