@@ -2,25 +2,18 @@
 // payload. Data, not objects: the decoder builds the same plain values the core produced.
 import { unreachable } from '../core/base/assert.js';
 import { logIndex, nodeId, term } from '../core/base/units.js';
-import type { ConfState, Entry, Message, MessageType, Snapshot } from '../core/raft/types.js';
+import {
+  MESSAGE_TYPE_CODES,
+  type ConfState,
+  type Entry,
+  type Message,
+  type MessageType,
+  type Snapshot,
+} from '../core/raft/types.js';
 import { ByteReader, ByteWriter } from '../replica/bytes.js';
 
-const CODES: Record<MessageType, number> = {
-  vote: 1,
-  voteResp: 2,
-  preVote: 3,
-  preVoteResp: 4,
-  app: 5,
-  appResp: 6,
-  heartbeat: 7,
-  heartbeatResp: 8,
-  snap: 9,
-  readIndex: 10,
-  readIndexResp: 11,
-  timeoutNow: 12,
-};
 const TYPES = new Map<number, MessageType>(
-  Object.entries(CODES).map(([k, v]) => [v, k as MessageType]),
+  Object.entries(MESSAGE_TYPE_CODES).map(([k, v]) => [v, k as MessageType]),
 );
 
 export class MessageDecodeError extends Error {
@@ -70,7 +63,7 @@ function readSnapshot(r: ByteReader): Snapshot {
 
 export function encodeMessage(m: Message): Uint8Array {
   const w = new ByteWriter();
-  w.u8(CODES[m.type]);
+  w.u8(MESSAGE_TYPE_CODES[m.type]);
   w.f64(m.from);
   w.f64(m.to);
   w.f64(m.term);

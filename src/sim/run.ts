@@ -8,7 +8,7 @@ import { NO_MUTANTS } from '../core/base/mutants.js';
 import { prng, type Prng } from '../core/base/prng.js';
 import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
-import type { ConfState, Message } from '../core/raft/types.js';
+import { MESSAGE_TYPE_CODES, type ConfState, type Message } from '../core/raft/types.js';
 import {
   decodeRegisterCommand,
   encodeRegisterCommand,
@@ -892,21 +892,8 @@ function classify(e: unknown): { ok: false; invariant: InvariantName; message: s
   return { ok: false, invariant: 'node-assertion', message: msg };
 }
 
-const TYPE_CODES: Record<Message['type'], number> = {
-  vote: 1,
-  voteResp: 2,
-  preVote: 3,
-  preVoteResp: 4,
-  app: 5,
-  appResp: 6,
-  heartbeat: 7,
-  heartbeatResp: 8,
-  snap: 9,
-  readIndex: 10,
-  readIndexResp: 11,
-  timeoutNow: 12,
-};
-
 function msgTag(m: Message): number {
-  return 100 + TYPE_CODES[m.type] * 1_000_000 + m.from * 10_000 + m.to * 100 + (m.term % 100);
+  return (
+    100 + MESSAGE_TYPE_CODES[m.type] * 1_000_000 + m.from * 10_000 + m.to * 100 + (m.term % 100)
+  );
 }

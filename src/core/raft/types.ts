@@ -83,6 +83,22 @@ export type Message =
 
 export type MessageType = Message['type'];
 
+/** A stable number per message type: the peer wire format's type byte and the event-hash tag. */
+export const MESSAGE_TYPE_CODES: Readonly<Record<MessageType, number>> = {
+  vote: 1,
+  voteResp: 2,
+  preVote: 3,
+  preVoteResp: 4,
+  app: 5,
+  appResp: 6,
+  heartbeat: 7,
+  heartbeatResp: 8,
+  snap: 9,
+  readIndex: 10,
+  readIndexResp: 11,
+  timeoutNow: 12,
+};
+
 /** A linearizable read may be served once the applied index reaches `index` (thesis §6.4). */
 export interface ReadState {
   readonly index: LogIndex;
