@@ -142,11 +142,12 @@ export class Invariants {
    * (Figure 8), and it shows the moment of the unsafe commit rather than the rare later loss.
    */
   private checkCommitSafety(appliedBy: NodeId, e: Entry, hash: number): void {
-    const applier = this.liveRafts().find((r) => r.id === appliedBy);
+    const live = this.liveRafts();
+    const applier = live.find((r) => r.id === appliedBy);
     if (!applier) return;
     const voters = applier.confAtIndex(e.index).voters;
     // Crashed nodes take part with the log they would restart with.
-    const rafts: readonly LogHolder[] = [...this.liveRafts(), ...this.crashedLogs()];
+    const rafts: readonly LogHolder[] = [...live, ...this.crashedLogs()];
     for (const n of rafts) {
       if (!voters.includes(n.id)) continue; // only a voter can be elected
       const log = n.log;

@@ -21,8 +21,8 @@ export class SeedPool {
         this.pump();
         done?.(m.result);
       });
+      // A worker that throws is a bug in the simulator itself: let it end the command loudly.
       w.on('error', (e) => {
-        for (const d of this.waiting.values()) void d;
         throw e;
       });
       this.workers.push(w);

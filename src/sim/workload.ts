@@ -5,7 +5,7 @@
 import type { Prng } from '../core/base/prng.js';
 import type { NodeId } from '../core/base/units.js';
 import type { RegisterOp, RegisterResult } from '../core/state/registers.js';
-import type { KvInput, KvOperation, KvOutput } from '../check/history.js';
+import type { KvOperation } from '../check/history.js';
 
 export type Reply =
   | { readonly ok: true; readonly result: RegisterResult }
@@ -99,8 +99,8 @@ export class Workload {
         // A read whose outcome is unknown tells nothing and is dropped (etcd robustness rule).
         this.history.push({
           clientId: client.historyId,
-          input: toInput(op),
-          output: known ? toOutput(result) : undefined,
+          input: op,
+          output: known ? result : undefined,
           call,
           return: known ? this.net.now() : Infinity,
         });
@@ -202,12 +202,4 @@ export interface ClientState {
    * is where a node that wrongly believes it still leads shows stale data.
    */
   readonly readOnly: boolean;
-}
-
-function toInput(op: RegisterOp): KvInput {
-  return op;
-}
-
-function toOutput(r: RegisterResult): KvOutput {
-  return r;
 }

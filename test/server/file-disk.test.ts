@@ -78,7 +78,8 @@ test(
       for (let round = 0; round < 5; round++) {
         const acked = await runAndKill(dir, round, 150 + round * 37);
         total += acked;
-        const rec = recover(new FileDisk(dir).read(WAL_FILE), new FileDisk(dir).read(SNAP_FILE), {
+        const disk = new FileDisk(dir);
+        const rec = recover(disk.read(WAL_FILE), disk.read(SNAP_FILE), {
           mutants: NO_MUTANTS,
         });
         const sm = new RegisterMachine();

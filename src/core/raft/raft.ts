@@ -880,11 +880,11 @@ export class Raft {
    */
   private ackRead(round: number, from: NodeId): void {
     if (round > (this.readAcks.get(from) ?? 0)) this.readAcks.set(from, round);
-    const acked = new Map<NodeId, LogIndex>();
+    const acked = new Map<NodeId, number>();
     for (const id of this.conf().voters) {
-      acked.set(id, logIndex(id === this.id ? this.readRound : (this.readAcks.get(id) ?? 0)));
+      acked.set(id, id === this.id ? this.readRound : (this.readAcks.get(id) ?? 0));
     }
-    const confirmed = quorumIndex(this.conf().voters, acked);
+    const confirmed = quorumIndex<number>(this.conf().voters, acked);
     let n = 0;
     while (n < this.pendingReads.length && (this.pendingReads[n] as PendingRead).round <= confirmed)
       n++;

@@ -228,18 +228,41 @@ export interface HeartbeatBaselineConfig {
 }
 
 /**
+ * The baselines that queue packets and verdicts themselves (heartbeat and Cassandra): the
+ * simulation drains both after every step; they report no link-level verdicts.
+ */
+abstract class QueuedSimNode {
+  protected outbox: SimSend[] = [];
+  protected verdicts: Verdict[] = [];
+
+  takeOutbox(): SimSend[] {
+    const o = this.outbox;
+    this.outbox = [];
+    return o;
+  }
+
+  takeVerdicts(): Verdict[] {
+    const v = this.verdicts;
+    this.verdicts = [];
+    return v;
+  }
+
+  takeLinkVerdicts(): LinkVerdict[] {
+    return [];
+  }
+}
+
+/**
  * Akka's cluster heartbeat, reduced to the budget: every node sends a heartbeat request each
  * second to the members it monitors (its ring successors, plus any it judged unreachable, which it
  * keeps watching as Akka's HeartbeatNodeRing does), records the arrival of each response in a
  * failure detector, and re-evaluates reachability on a reaper tick. A verdict — ordered by the
  * observer's request counter per target life — spreads by gossip; only its author reverses it.
  */
-class HeartbeatSimNode implements SimNode {
+class HeartbeatSimNode extends QueuedSimNode implements SimNode {
   private readonly members = new Map<string, HbMember>();
   private readonly monitored = new Map<string, Monitored>();
   private readonly queue = new Map<string, { v: HbVerdict; sent: number }>();
-  private outbox: SimSend[] = [];
-  private verdicts: Verdict[] = [];
   private nextHeartbeatMs: number;
   private nextCheckMs: number;
   private nextGossipMs: number;
@@ -251,6 +274,7 @@ class HeartbeatSimNode implements SimNode {
     ctx: NodeContext,
     private readonly c: HeartbeatBaselineConfig,
   ) {
+    super();
     this.self = { name: ctx.name, addr: ctx.addr, epoch: ctx.epoch };
     this.rng = ctx.rng;
     this.now = ctx.nowMs;
@@ -336,22 +360,6 @@ class HeartbeatSimNode implements SimNode {
     let d = Math.min(this.nextHeartbeatMs, this.nextCheckMs);
     if (this.queue.size > 0) d = Math.min(d, this.nextGossipMs);
     return Math.max(d, this.now);
-  }
-
-  takeOutbox(): SimSend[] {
-    const o = this.outbox;
-    this.outbox = [];
-    return o;
-  }
-
-  takeVerdicts(): Verdict[] {
-    const v = this.verdicts;
-    this.verdicts = [];
-    return v;
-  }
-
-  takeLinkVerdicts(): LinkVerdict[] {
-    return [];
   }
 
   /** Monitor the first `monitors` alive ring successors, and keep watching those we convicted. */
@@ -508,10 +516,8 @@ export interface CassandraConfig {
   readonly maxLocalPauseMs: number;
 }
 
-class CassandraSimNode implements SimNode {
+class CassandraSimNode extends QueuedSimNode implements SimNode {
   private readonly eps = new Map<string, Endpoint>();
-  private outbox: SimSend[] = [];
-  private verdicts: Verdict[] = [];
   private ver = 0;
   private nextGossipMs: number;
   private lastInterpretMs: number | null = null;
@@ -526,6 +532,7 @@ class CassandraSimNode implements SimNode {
     private readonly self = ctx.name,
     private readonly selfAddr = ctx.addr,
   ) {
+    super();
     this.gen = ctx.epoch;
     this.rng = ctx.rng;
     this.now = ctx.nowMs;
@@ -603,22 +610,6 @@ class CassandraSimNode implements SimNode {
 
   nextDeadlineMs(): number {
     return Math.max(this.nextGossipMs, this.now);
-  }
-
-  takeOutbox(): SimSend[] {
-    const o = this.outbox;
-    this.outbox = [];
-    return o;
-  }
-
-  takeVerdicts(): Verdict[] {
-    const v = this.verdicts;
-    this.verdicts = [];
-    return v;
-  }
-
-  takeLinkVerdicts(): LinkVerdict[] {
-    return [];
   }
 
   private interpretAll(): void {
