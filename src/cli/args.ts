@@ -25,3 +25,18 @@ export function probability(text: string): number {
   if (!(p >= 0 && p <= 1)) throw new InvalidArgumentError(`expected 0 ≤ p ≤ 1, got ${text}`);
   return p;
 }
+
+/** A comma-separated list of TCP ports; exits with a clear message on bad input. */
+export function parsePorts(
+  flag: string,
+  text: string | undefined,
+  dflt: readonly number[],
+): number[] {
+  if (text === undefined) return [...dflt];
+  const ports = text.split(',').map((s) => Number(s.trim()));
+  if (ports.length === 0 || ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) {
+    process.stderr.write(`${flag} must be ports between 1 and 65535, comma-separated: ${text}\n`);
+    process.exit(2);
+  }
+  return ports;
+}

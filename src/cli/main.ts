@@ -4,6 +4,7 @@ import { registerSim } from './sim.js';
 import { registerDetect } from './detect.js';
 import { registerUp } from './up.js';
 import { registerCheck } from './check.js';
+import { registerStart } from './start.js';
 
 const program = new Command();
 program
@@ -11,6 +12,7 @@ program
   .description('tenure: failure detection, Raft consensus, leases, locks and fencing tokens')
   .showHelpAfterError();
 
+registerStart(program);
 registerUp(program);
 registerSim(program);
 registerDetect(program);

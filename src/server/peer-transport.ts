@@ -19,6 +19,8 @@ export const PEER_BACKOFF_MIN_MS = 50;
 export const PEER_BACKOFF_MAX_MS = 2000;
 
 const MAGIC = 0x544e5231; // "TNR1"
+/** First byte of an application frame; Raft messages start with their type code (1..12). */
+const APP_FRAME = 0xfa;
 
 export interface PeerAddress {
   readonly host: string;
@@ -32,6 +34,8 @@ export interface PeerTransportOptions {
   readonly listen: PeerAddress;
   readonly peers: ReadonlyMap<NodeId, PeerAddress>;
   readonly onMessage: (m: Message) => void;
+  /** Frames of the node's own request forwarding (forward.ts), not Raft messages. */
+  readonly onApp?: (from: NodeId, payload: Uint8Array) => void;
   /** Things worth a log line: refused connections, decode errors, reconnects. */
   readonly onEvent?: (e: PeerEvent) => void;
 }
@@ -168,13 +172,15 @@ export class PeerTransport implements Transport {
   private readonly outbound = new Map<NodeId, Outbound>();
   private readonly inbound = new Set<Socket>();
   private readonly onEvent: (e: PeerEvent) => void;
+  private readonly helloFrame: Buffer;
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
     this.server = createServer((s) => this.accept(s));
-    const h = hello(opts.clusterId, opts.self);
+    this.helloFrame = hello(opts.clusterId, opts.self);
     for (const [id, addr] of opts.peers) {
-      if (id !== opts.self) this.outbound.set(id, new Outbound(id, addr, h, this.onEvent));
+      if (id !== opts.self)
+        this.outbound.set(id, new Outbound(id, addr, this.helloFrame, this.onEvent));
     }
   }
 
@@ -195,6 +201,27 @@ export class PeerTransport implements Transport {
 
   send(m: Message): void {
     this.outbound.get(m.to)?.send(encodeMessage(m));
+  }
+
+  /** Best effort, like Raft messages: the forwarding layer has its own timeouts. */
+  sendApp(to: NodeId, payload: Uint8Array): void {
+    const out = this.outbound.get(to);
+    if (!out) return;
+    const b = new Uint8Array(payload.length + 1);
+    b[0] = APP_FRAME;
+    b.set(payload, 1);
+    out.send(b);
+  }
+
+  /** A member added at run time (MemberAdd); a known one keeps its connection. */
+  addPeer(id: NodeId, addr: PeerAddress): void {
+    if (id === this.opts.self || this.outbound.has(id)) return;
+    this.outbound.set(id, new Outbound(id, addr, this.helloFrame, this.onEvent));
+  }
+
+  removePeer(id: NodeId): void {
+    this.outbound.get(id)?.close();
+    this.outbound.delete(id);
   }
 
   private accept(s: Socket): void {
@@ -221,6 +248,10 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            return;
+          }
+          if (payload[0] === APP_FRAME) {
+            this.opts.onApp?.(from, payload.subarray(1));
             return;
           }
           const m = decodeMessage(payload);

@@ -8,7 +8,11 @@ export const INFLIGHT_APPENDS_MAX = 32;
 export const COMMITTED_PER_READY_MAX = 512;
 /** Pending ReadIndex requests on a leader: beyond this, reads are refused rather than queued. */
 export const PENDING_READS_MAX = 4096;
-/** Size of one proposal's data in bytes. */
-export const PROPOSAL_BYTES_MAX = 1_572_864;
+/**
+ * Size of one proposal's data in bytes. The server admits requests of up to 1.5 MiB (etcd's
+ * --max-request-bytes); a command in the log is tagged JSON, which writes bytes as hex, so an
+ * admitted request may take about twice that.
+ */
+export const PROPOSAL_BYTES_MAX = 4 * 1024 * 1024;
 /** Uncommitted entries a leader accepts before refusing proposals (back-pressure). */
 export const UNCOMMITTED_ENTRIES_MAX = 8192;

@@ -9,7 +9,9 @@ export type GrpcCode =
   | 'FailedPrecondition'
   | 'OutOfRange'
   | 'ResourceExhausted'
-  | 'Unavailable';
+  | 'Unavailable'
+  | 'DeadlineExceeded'
+  | 'Unknown';
 
 export interface EtcdError {
   readonly code: GrpcCode;
@@ -44,6 +46,25 @@ export const ERR_LEASE_NOT_FOUND = err('NotFound', 'etcdserver: requested lease 
 export const ERR_LEASE_EXIST = err('FailedPrecondition', 'etcdserver: lease already exists');
 export const ERR_LEASE_TTL_TOO_LARGE = err('OutOfRange', 'etcdserver: too large lease TTL');
 export const ERR_REQUEST_TOO_LARGE = err('InvalidArgument', 'etcdserver: request is too large');
+
+// Errors of the server around the machine: leadership, time, shutdown, membership.
+export const ERR_NO_LEADER = err('Unavailable', 'etcdserver: no leader');
+export const ERR_NOT_LEADER = err('FailedPrecondition', 'etcdserver: not leader');
+export const ERR_LEADER_CHANGED = err('Unavailable', 'etcdserver: leader changed');
+export const ERR_TIMEOUT = err('Unavailable', 'etcdserver: request timed out');
+export const ERR_STOPPED = err('Unavailable', 'etcdserver: server stopped');
+export const ERR_TOO_MANY_REQUESTS = err('ResourceExhausted', 'etcdserver: too many requests');
+export const ERR_CANCELED = err('Canceled', 'etcdserver: request canceled');
+export const ERR_DEADLINE_EXCEEDED = err(
+  'DeadlineExceeded',
+  'etcdserver: context deadline exceeded',
+);
+export const ERR_MEMBER_NOT_FOUND = err('NotFound', 'etcdserver: member not found');
+export const ERR_WATCH_CANCELED = err('Canceled', 'etcdserver: watch canceled');
+/** The Election service's plain Go errors reach clients with code Unknown (reference b.2). */
+export const ERR_ELECTION_NO_LEADER = err('Unknown', 'election: no leader');
+export const ERR_ELECTION_NOT_LEADER = err('Unknown', 'election: not leader');
+export const ERR_SESSION_EXPIRED = err('Unknown', 'mutex: session is expired');
 
 /** Watch cancel reasons (sent in a WatchResponse, not as a gRPC status). */
 export const WATCH_CANCEL_COMPACTED = ERR_COMPACTED.message;

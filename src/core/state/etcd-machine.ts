@@ -110,6 +110,16 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.store.revision;
   }
 
+  /** Estimated bytes of the stored history (etcd's dbSize). */
+  get sizeBytes(): number {
+    return this.store.size;
+  }
+
+  /** The space quota (etcd's --quota-backend-bytes). */
+  get quotaBytes(): number {
+    return this.limits.backendBytesMax;
+  }
+
   get compactRevision(): Revision {
     return this.store.compactRevision;
   }

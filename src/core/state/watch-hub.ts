@@ -118,8 +118,19 @@ export class WatchHub {
     return true;
   }
 
+  /**
+   * Called after every publish and resync, so the owner (a stream, a server-side wait) drains
+   * at once instead of polling. It runs inside apply: it must only schedule work, never throw.
+   */
+  onChange: (() => void) | undefined;
+
   /** Deliver one applied revision's events to every watcher that needs them. */
   publish(rev: Revision, events: readonly WatchEvent[]): void {
+    this.publishInto(rev, events);
+    this.onChange?.();
+  }
+
+  private publishInto(rev: Revision, events: readonly WatchEvent[]): void {
     assert(rev === this.source.revision, 'watch: publish of a revision that is not current');
     // A full queue: leave every watcher behind; drain() catches them up from history.
     if (this.queue.length >= this.limits.watchQueueResponsesMax) return;
@@ -138,6 +149,7 @@ export class WatchHub {
   /** After the source's state was replaced (a snapshot restore), bring every watcher up to date. */
   resync(): void {
     for (const w of [...this.watchers.values()]) this.catchUp(w);
+    this.onChange?.();
   }
 
   /**

@@ -1,0 +1,71 @@
+// `tenure start`: one member, configured with etcd's flags. Logs are JSON lines (pino) on stderr;
+// SIGTERM and SIGINT stop it gracefully (client connections drained, peers closed, data synced).
+import type { Command } from 'commander';
+import pino from 'pino';
+import { ConfigError, resolveStartOptions, type StartFlags } from '../server/config.js';
+import { DiskFailure } from '../server/file-disk.js';
+
+export function registerStart(program: Command): void {
+  program
+    .command('start')
+    .description('run one cluster member (etcd-compatible flags; binds 127.0.0.1 by default)')
+    .option('--name <name>', 'human-readable name of this member', 'default')
+    .option('--data-dir <dir>', 'where the WAL and snapshots live (default ./<name>.tenure)')
+    .option('--listen-client-urls <urls>', 'client URLs to listen on', 'http://127.0.0.1:2379')
+    .option('--advertise-client-urls <urls>', 'client URLs told to the cluster (default: listen)')
+    .option('--listen-peer-urls <urls>', 'peer URL to listen on', 'http://127.0.0.1:2380')
+    .option('--initial-advertise-peer-urls <urls>', 'peer URLs told to the cluster')
+    .option('--initial-cluster <list>', 'name=peerURL,... of every initial member')
+    .option('--initial-cluster-state <state>', "'new' or 'existing'", 'new')
+    .option('--initial-cluster-token <token>', 'separates clusters started from the same list')
+    .option('--heartbeat-interval <ms>', 'Raft heartbeat interval in ms', '100')
+    .option('--election-timeout <ms>', 'Raft election timeout in ms', '1000')
+    .option('--snapshot-count <n>', 'applied entries between snapshots', '10000')
+    .option('--max-request-bytes <n>', 'largest client request accepted', '1572864')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .action(async (flags: StartFlags) => {
+      let opts;
+      try {
+        opts = resolveStartOptions(flags);
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          process.stderr.write(`tenure start: ${e.message}\n`);
+          process.exit(2);
+        }
+        throw e;
+      }
+      const log = pino({ level: opts.logLevel, base: { member: opts.name } }, pino.destination(2));
+      const { serveMember } = await import('../server/serve.js');
+      let member;
+      try {
+        member = await serveMember(opts, log);
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e);
+        log.error({ err: msg }, 'could not start');
+        process.stderr.write(`tenure start: ${msg}\n`);
+        process.exit(e instanceof DiskFailure ? 70 : 1);
+      }
+      log.info(
+        { clientUrls: member.clientUrls, dataDir: opts.dataDir, pid: process.pid },
+        'serving clients',
+      );
+      const shutdown = (signal: string): void => {
+        log.info({ signal }, 'shutting down');
+        const force = setTimeout(() => process.exit(1), 10_000);
+        force.unref();
+        member.stop().then(
+          () => {
+            log.info({}, 'stopped');
+            log.flush();
+            process.exit(0);
+          },
+          (e: unknown) => {
+            log.error({ err: String(e) }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGTERM', () => shutdown('SIGTERM'));
+      process.once('SIGINT', () => shutdown('SIGINT'));
+    });
+}

@@ -1,0 +1,107 @@
+// What every call goes through, whichever transport carries it (gRPC or the JSON gateway): the
+// checks etcd makes before a handler runs, an AbortSignal that fires on client cancel, leader
+// loss (for `hasleader` streams) and shutdown, and the mapping of a failure to the status sent.
+import {
+  ERR_CANCELED,
+  ERR_NO_LEADER,
+  ERR_REQUEST_TOO_LARGE,
+  ERR_STOPPED,
+} from '../../core/state/etcd-errors.js';
+import type { ClientApiConfig } from './api-config.js';
+import type { KvBackend } from './backend.js';
+import type { CallInfo } from './convert.js';
+import type { Logger } from './log.js';
+import type { ApiStatus } from './status.js';
+import { ApiError, INTERNAL_ERROR, statusOf } from './status.js';
+
+export interface CallScopeDeps {
+  readonly backend: KvBackend;
+  readonly log: Logger;
+  readonly config: ClientApiConfig;
+}
+
+/** One call in progress. */
+export interface CallScope {
+  readonly info: CallInfo;
+  /** The client went away (cancel, deadline, disconnect). */
+  cancel(): void;
+  /**
+   * The status to end the call with after an abort the client did not cause (leader loss,
+   * shutdown), or null when there is none (not aborted, or the client cancelled).
+   */
+  abortStatus(): ApiStatus | null;
+  /** Release the scope's listeners; call exactly once when the call is over. */
+  end(): void;
+}
+
+export interface CallStart {
+  /** Full method path, for logs. */
+  readonly method: string;
+  readonly metadata: ReadonlyMap<string, string>;
+  /** Size of the request's protobuf encoding, when known. */
+  readonly requestBytes?: number;
+  /** Streams are ended when the leader is lost; unary calls are only checked at the start. */
+  readonly stream: boolean;
+}
+
+/** etcd's `hasleader` metadata (reference b.2, "Request metadata"), set by WithRequireLeader. */
+export function requiresLeader(metadata: ReadonlyMap<string, string>): boolean {
+  return metadata.get('hasleader') === 'true';
+}
+
+export class CallTracker {
+  private readonly live = new Set<AbortController>();
+
+  constructor(private readonly deps: CallScopeDeps) {}
+
+  /** Start a call, or throw ApiError when etcd would refuse it before running the handler. */
+  begin(start: CallStart): CallScope {
+    // etcd checks the size of what it proposes against --max-request-bytes (reference b.2); the
+    // protobuf encoding of the request is the closest measure the API layer has.
+    if (start.requestBytes !== undefined && start.requestBytes > this.deps.config.requestBytesMax) {
+      throw new ApiError(ERR_REQUEST_TOO_LARGE);
+    }
+    const leaderRequired = requiresLeader(start.metadata);
+    if (leaderRequired && !this.deps.backend.hasLeader()) throw new ApiError(ERR_NO_LEADER);
+    const controller = new AbortController();
+    this.live.add(controller);
+    const unsubscribe =
+      leaderRequired && start.stream
+        ? this.deps.backend.onLeaderChange((leader) => {
+            if (leader === 0n) controller.abort(ERR_NO_LEADER);
+          })
+        : undefined;
+    let ended = false;
+    return {
+      info: { signal: controller.signal, metadata: start.metadata },
+      cancel: () => controller.abort(ERR_CANCELED),
+      abortStatus: () => {
+        if (!controller.signal.aborted) return null;
+        const reason = statusOf(controller.signal.reason);
+        return reason === null || reason === ERR_CANCELED ? null : reason;
+      },
+      end: () => {
+        if (ended) return;
+        ended = true;
+        unsubscribe?.();
+        this.live.delete(controller);
+      },
+    };
+  }
+
+  /** Abort every call in progress with `etcdserver: server stopped` (shutdown). */
+  abortAll(): void {
+    for (const c of this.live) c.abort(ERR_STOPPED);
+  }
+
+  /**
+   * The status a failed handler's exception stands for. An exception that is not a status is a
+   * bug: it is logged with its stack and the client gets Internal, never the process crashing.
+   */
+  failure(method: string, e: unknown): ApiStatus {
+    const status = statusOf(e);
+    if (status !== null) return status;
+    this.deps.log.error({ method, err: e }, 'client API handler failed');
+    return INTERNAL_ERROR;
+  }
+}

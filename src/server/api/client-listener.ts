@@ -1,0 +1,165 @@
+// One TCP port per client URL, serving gRPC (HTTP/2) and the JSON gateway (HTTP/1.1) together,
+// as etcd's client port does. Each connection's first bytes decide: the HTTP/2 client preface
+// goes to grpc-js through its connection injector, anything else to a node:http server that runs
+// the gateway. The bytes read to decide are put back (`unshift`) before the hand-over.
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import type { ClientApiConfig } from './api-config.js';
+import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
+import type { KvBackend } from './backend.js';
+import { CallTracker } from './call-scope.js';
+import { createGateway } from './gateway.js';
+import { createGrpcServer } from './grpc-server.js';
+import { clientApiHandlers } from './handler-table.js';
+import type { Logger } from './log.js';
+import { silentLogger } from './log.js';
+
+/** RFC 9113 §3.4: every HTTP/2 connection starts with these 24 bytes. */
+const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** How long a new connection may stay silent before it is dropped, in ms. */
+const FIRST_BYTES_TIMEOUT_MS = 10_000;
+
+export interface ClientApiOptions {
+  readonly backend: KvBackend;
+  /** `http://host:port` each; port 0 binds an ephemeral port (see `ports`). */
+  readonly urls: readonly string[];
+  readonly log?: Logger;
+  readonly config?: Partial<ClientApiConfig>;
+}
+
+export interface ClientApi {
+  /** The bound port of each URL, in order. */
+  readonly ports: readonly number[];
+  /** Stop accepting, end streams with `etcdserver: server stopped`, and close every connection. */
+  close(): Promise<void>;
+}
+
+interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Parse a client URL; only plain http is served (TLS is not implemented yet). */
+export function parseClientUrl(url: string): ListenAddress {
+  const u = new URL(url);
+  if (u.protocol !== 'http:') throw new Error(`tenure: client URL ${url}: only http:// is served`);
+  const host = u.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1';
+  const port = u.port === '' ? 2379 : Number(u.port);
+  return { host, port };
+}
+
+type Protocol = 'http2' | 'http1' | 'undecided';
+
+/** Which server a connection belongs to, from its first bytes. */
+export function sniffProtocol(first: Buffer): Protocol {
+  const n = Math.min(first.length, HTTP2_PREFACE.length);
+  if (!first.subarray(0, n).equals(HTTP2_PREFACE.subarray(0, n))) return 'http1';
+  return n === HTTP2_PREFACE.length ? 'http2' : 'undecided';
+}
+
+export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi> {
+  const log = opts.log ?? silentLogger;
+  const config: ClientApiConfig = { ...DEFAULT_CLIENT_API_CONFIG, ...opts.config };
+  const tracker = new CallTracker({ backend: opts.backend, log, config });
+  const handlers = clientApiHandlers(opts.backend, config);
+  const grpcServer = createGrpcServer({ handlers, tracker, config });
+  const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const httpServer = http.createServer(
+    createGateway({ backend: opts.backend, handlers, tracker, config, log }),
+  );
+  // The gateway's own errors on a socket (malformed HTTP) must never reach the process.
+  httpServer.on('clientError', (err, socket) => {
+    log.warn({ err }, 'client API: bad HTTP request');
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  const sniffing = new Set<net.Socket>();
+
+  const route = (socket: net.Socket): void => {
+    // A socket error before or after the hand-over (a reset peer) is the peer's problem.
+    socket.on('error', (err) => log.info({ err }, 'client API: connection error'));
+    sniffing.add(socket);
+    socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
+    let seen = Buffer.alloc(0);
+    const onData = (chunk: Buffer): void => {
+      seen = Buffer.concat([seen, chunk]);
+      const protocol = sniffProtocol(seen);
+      if (protocol === 'undecided') return;
+      socket.off('data', onData);
+      socket.pause();
+      socket.setTimeout(0);
+      sniffing.delete(socket);
+      socket.unshift(seen);
+      if (protocol === 'http2') {
+        injector.injectConnection(socket);
+      } else {
+        httpServer.emit('connection', socket);
+        // node:http reads through 'data' events once the socket flows again, starting with
+        // the bytes put back above. (The HTTP/2 session resumes the socket itself; resuming it
+        // here as well would hand it the preface twice.)
+        socket.resume();
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => sniffing.delete(socket));
+  };
+
+  const listeners: net.Server[] = [];
+  const ports: number[] = [];
+  try {
+    for (const url of opts.urls) {
+      const { host, port } = parseClientUrl(url);
+      const server = net.createServer(route);
+      listeners.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const address = server.address();
+      ports.push(typeof address === 'object' && address !== null ? address.port : port);
+      server.on('error', (err) => log.error({ err, url }, 'client API: listener error'));
+      log.info({ url, port: ports[ports.length - 1] }, 'client API listening');
+    }
+  } catch (e) {
+    for (const s of listeners) s.close();
+    injector.destroy();
+    grpcServer.forceShutdown();
+    throw e;
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = async (): Promise<void> => {
+    // net.Server.close() calls back only once every connection is gone, so it is awaited last.
+    const unbound = Promise.all(listeners.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    for (const s of sniffing) s.destroy();
+    tracker.abortAll();
+    injector.drain(config.shutdownGraceMs);
+    httpServer.closeIdleConnections();
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        grpcServer.forceShutdown();
+        httpServer.closeAllConnections();
+        resolve();
+      }, config.shutdownGraceMs);
+      let pending = 2;
+      const one = (): void => {
+        if (--pending > 0) return;
+        clearTimeout(force);
+        resolve();
+      };
+      grpcServer.tryShutdown(one);
+      httpServer.close(one);
+    });
+    injector.destroy();
+    await unbound;
+  };
+  return {
+    ports,
+    close: () => (closing ??= close()),
+  };
+}

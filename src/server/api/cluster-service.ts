@@ -1,0 +1,60 @@
+// etcdserverpb.Cluster (reference b.10). MemberList, MemberAdd and MemberRemove go to the node;
+// MemberUpdate and MemberPromote are not offered yet. etcd's Cluster headers carry no revision.
+import type { KvBackend, MemberInfo } from './backend.js';
+import type { ApiService } from './convert.js';
+import { asMessage, bigintField, boolField, repeatedField, toProtoHeader } from './convert.js';
+import { ApiError, unimplemented } from './status.js';
+
+const CLUSTER = '/etcdserverpb.Cluster';
+
+export function toProtoMember(m: MemberInfo): object {
+  return {
+    ID: m.id.toString(),
+    name: m.name,
+    peerURLs: [...m.peerUrls],
+    clientURLs: [...m.clientUrls],
+    isLearner: m.isLearner,
+  };
+}
+
+function stringList(x: readonly unknown[], name: string): string[] {
+  return x.map((v) => {
+    if (typeof v !== 'string') {
+      throw new ApiError({ code: 'InvalidArgument', message: `tenure: ${name} must be strings` });
+    }
+    return v;
+  });
+}
+
+export function clusterHandlers(backend: KvBackend): ApiService {
+  const members = (): object[] => backend.members().map(toProtoMember);
+  return {
+    unary: {
+      [`${CLUSTER}/MemberList`]: async (req, call) => {
+        // A linearizable list reads the membership after the read barrier, as etcd 3.5 does.
+        if (boolField(asMessage(req), 'linearizable')) await backend.readBarrier(call.signal);
+        return { header: toProtoHeader(backend, 0), members: members() };
+      },
+      [`${CLUSTER}/MemberAdd`]: async (req, call) => {
+        const m = asMessage(req);
+        const peerUrls = stringList(repeatedField(m, 'peerURLs'), 'peerURLs');
+        const added = await backend.memberAdd(peerUrls, boolField(m, 'isLearner'), call.signal);
+        return {
+          header: toProtoHeader(backend, 0),
+          member: toProtoMember(added),
+          members: members(),
+        };
+      },
+      [`${CLUSTER}/MemberRemove`]: async (req, call) => {
+        await backend.memberRemove(bigintField(asMessage(req), 'ID'), call.signal);
+        return { header: toProtoHeader(backend, 0), members: members() };
+      },
+      [`${CLUSTER}/MemberUpdate`]: () =>
+        Promise.reject(new ApiError(unimplemented('MemberUpdate'))),
+      [`${CLUSTER}/MemberPromote`]: () =>
+        Promise.reject(new ApiError(unimplemented('MemberPromote'))),
+    },
+    serverStream: {},
+    bidi: {},
+  };
+}

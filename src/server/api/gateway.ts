@@ -1,0 +1,298 @@
+// The HTTP/1.1 JSON gateway under /v3/ (reference b.1): POST a protojson request, get the
+// protojson response, as etcd's grpc-gateway serves it. Calls run through the same handler table
+// and call checks as gRPC. Streams (watch, lease keepalive, observe, snapshot) answer with one
+// `{"result": ...}` JSON object per line; their request body is one JSON object (or several, one
+// per line). Errors follow grpc-gateway: the HTTP status from the gRPC code and the body
+// `{"error", "code", "message"}`.
+import type * as http from 'node:http';
+import type protobuf from 'protobufjs';
+import { SERVER_VERSION } from './api-config.js';
+import type { ClientApiConfig } from './api-config.js';
+import type { KvBackend } from './backend.js';
+import type { CallScope, CallTracker } from './call-scope.js';
+import type { HandlerTable } from './handler-table.js';
+import type { Logger } from './log.js';
+import { fromProtoJson, loadProtoRoot, toProtoJson } from './protojson.js';
+import type { ApiStatus } from './status.js';
+import { ApiError, grpcStatusOf, statusOf, unimplemented } from './status.js';
+import { messagesFrom } from './stream-io.js';
+
+export interface GatewayDeps {
+  readonly backend: KvBackend;
+  readonly handlers: HandlerTable;
+  readonly tracker: CallTracker;
+  readonly config: ClientApiConfig;
+  readonly log: Logger;
+}
+
+/** Gateway path (after /v3/) → gRPC method, from reference b.1. */
+const ROUTES: Readonly<Record<string, string>> = {
+  'kv/range': 'etcdserverpb.KV/Range',
+  'kv/put': 'etcdserverpb.KV/Put',
+  'kv/deleterange': 'etcdserverpb.KV/DeleteRange',
+  'kv/txn': 'etcdserverpb.KV/Txn',
+  'kv/compaction': 'etcdserverpb.KV/Compact',
+  watch: 'etcdserverpb.Watch/Watch',
+  'lease/grant': 'etcdserverpb.Lease/LeaseGrant',
+  'lease/revoke': 'etcdserverpb.Lease/LeaseRevoke',
+  'kv/lease/revoke': 'etcdserverpb.Lease/LeaseRevoke',
+  'lease/keepalive': 'etcdserverpb.Lease/LeaseKeepAlive',
+  'lease/timetolive': 'etcdserverpb.Lease/LeaseTimeToLive',
+  'kv/lease/timetolive': 'etcdserverpb.Lease/LeaseTimeToLive',
+  'lease/leases': 'etcdserverpb.Lease/LeaseLeases',
+  'kv/lease/leases': 'etcdserverpb.Lease/LeaseLeases',
+  'cluster/member/add': 'etcdserverpb.Cluster/MemberAdd',
+  'cluster/member/remove': 'etcdserverpb.Cluster/MemberRemove',
+  'cluster/member/update': 'etcdserverpb.Cluster/MemberUpdate',
+  'cluster/member/list': 'etcdserverpb.Cluster/MemberList',
+  'cluster/member/promote': 'etcdserverpb.Cluster/MemberPromote',
+  'maintenance/alarm': 'etcdserverpb.Maintenance/Alarm',
+  'maintenance/status': 'etcdserverpb.Maintenance/Status',
+  'maintenance/defragment': 'etcdserverpb.Maintenance/Defragment',
+  'maintenance/hash': 'etcdserverpb.Maintenance/Hash',
+  'maintenance/hashkv': 'etcdserverpb.Maintenance/HashKV',
+  'maintenance/snapshot': 'etcdserverpb.Maintenance/Snapshot',
+  'maintenance/transfer-leadership': 'etcdserverpb.Maintenance/MoveLeader',
+  'maintenance/downgrade': 'etcdserverpb.Maintenance/Downgrade',
+  'election/campaign': 'v3electionpb.Election/Campaign',
+  'election/proclaim': 'v3electionpb.Election/Proclaim',
+  'election/leader': 'v3electionpb.Election/Leader',
+  'election/observe': 'v3electionpb.Election/Observe',
+  'election/resign': 'v3electionpb.Election/Resign',
+  'lock/lock': 'v3lockpb.Lock/Lock',
+  'lock/unlock': 'v3lockpb.Lock/Unlock',
+};
+
+/** grpc-gateway's HTTP status for each gRPC code (runtime.HTTPStatusFromCode). */
+const HTTP_STATUS: readonly number[] = [
+  200, // OK
+  499, // Canceled
+  500, // Unknown
+  400, // InvalidArgument
+  504, // DeadlineExceeded
+  404, // NotFound
+  409, // AlreadyExists
+  403, // PermissionDenied
+  429, // ResourceExhausted
+  400, // FailedPrecondition
+  409, // Aborted
+  400, // OutOfRange
+  501, // Unimplemented
+  500, // Internal
+  503, // Unavailable
+  500, // DataLoss
+  401, // Unauthenticated
+];
+
+interface Route {
+  readonly path: string;
+  readonly requestType: protobuf.Type;
+  readonly responseType: protobuf.Type;
+}
+
+function routeTable(root: protobuf.Root): Map<string, Route> {
+  const out = new Map<string, Route>();
+  for (const [httpPath, grpcPath] of Object.entries(ROUTES)) {
+    const [service = '', method = ''] = grpcPath.split('/');
+    const m = root.lookupService(service).methods[method];
+    if (m?.resolvedRequestType == null || m.resolvedResponseType == null) {
+      throw new Error(`tenure: gateway route to unknown method ${grpcPath}`);
+    }
+    out.set(httpPath, {
+      path: `/${grpcPath}`,
+      requestType: m.resolvedRequestType,
+      responseType: m.resolvedResponseType,
+    });
+  }
+  return out;
+}
+
+/** A refusal by the HTTP layer itself, before any handler; `grpcCode` is for the body. */
+class HttpError extends Error {
+  constructor(
+    readonly httpStatus: 400 | 404 | 405 | 413,
+    message: string,
+  ) {
+    super(message);
+  }
+
+  get grpcCode(): number {
+    // InvalidArgument, NotFound, Unimplemented, ResourceExhausted.
+    return { 400: 3, 404: 5, 405: 12, 413: 8 }[this.httpStatus];
+  }
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) return void res.end();
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+function errorBody(s: ApiStatus): { error: string; code: number; message: string } {
+  const { code } = grpcStatusOf(s);
+  return { error: s.message, code, message: s.message };
+}
+
+function sendStatus(res: http.ServerResponse, s: ApiStatus): void {
+  const body = errorBody(s);
+  sendJson(res, HTTP_STATUS[body.code] ?? 500, body);
+}
+
+/** The request body, refused with 413 beyond `bytesMax`. */
+function readBody(req: http.IncomingMessage, bytesMax: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (size > bytesMax) return; // already refused: the rest is read and dropped
+      size += chunk.length;
+      if (size > bytesMax) {
+        // The answer goes out at once; the rest of the body is discarded, not buffered, so the
+        // client sees the 413 rather than a reset connection.
+        chunks.length = 0;
+        reject(new HttpError(413, 'request body too large'));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+/** One JSON value, or several separated by newlines (a stream's requests); empty = `{}`. */
+function parseBodies(body: Buffer): unknown[] {
+  const text = body.toString('utf8').trim();
+  if (text === '') return [{}];
+  try {
+    return [JSON.parse(text)];
+  } catch {
+    try {
+      return text
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as unknown);
+    } catch (e) {
+      throw new HttpError(400, `invalid JSON body: ${(e as Error).message}`);
+    }
+  }
+}
+
+export function createGateway(deps: GatewayDeps): http.RequestListener {
+  const routes = routeTable(loadProtoRoot());
+  const { handlers, tracker, config, backend, log } = deps;
+  // Base64 makes JSON bytes 4/3 of their binary size; the slack mirrors gRPC's.
+  const bodyBytesMax = Math.ceil((config.requestBytesMax * 4) / 3) + config.grpcOverheadBytes;
+
+  const serve = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://gateway');
+    const path = url.pathname.replace(/^\/v3beta\//, '/v3/').replace(/\/+$/, '');
+    if (req.method === 'GET' && path === '/health') {
+      const ok = backend.hasLeader();
+      return sendJson(res, ok ? 200 : 503, { health: ok ? 'true' : 'false' });
+    }
+    if (req.method === 'GET' && path === '/version') {
+      return sendJson(res, 200, { etcdserver: SERVER_VERSION, etcdcluster: SERVER_VERSION });
+    }
+    if (!path.startsWith('/v3/')) throw new HttpError(404, 'Not Found');
+    const name = path.slice('/v3/'.length);
+    const route = routes.get(name);
+    if (route === undefined) {
+      if (name.startsWith('auth/')) throw new ApiError(unimplemented(`Auth ${name}`));
+      throw new HttpError(404, 'Not Found');
+    }
+    if (req.method !== 'POST' && req.method !== 'PUT') {
+      throw new HttpError(405, 'Method Not Allowed');
+    }
+    const bodies = parseBodies(await readBody(req, bodyBytesMax));
+    const decoded = bodies.map((b) => {
+      try {
+        return fromProtoJson(route.requestType, b);
+      } catch (e) {
+        throw new HttpError(400, `invalid ${route.requestType.name}: ${(e as Error).message}`);
+      }
+    });
+    const first = decoded[0];
+    if (first === undefined) throw new HttpError(400, 'empty request');
+    const scope = tracker.begin({
+      method: route.path,
+      metadata: new Map(),
+      requestBytes: Math.max(...decoded.map((d) => d.encodedBytes)),
+      stream: !handlers.unary.has(route.path),
+    });
+    // A client that disconnects before the answer cancels the call.
+    res.on('close', () => {
+      if (!res.writableFinished) scope.cancel();
+    });
+    try {
+      await dispatch(route, decoded, scope, res);
+    } finally {
+      scope.end();
+    }
+  };
+
+  const dispatch = async (
+    route: Route,
+    decoded: readonly { readonly request: object }[],
+    scope: CallScope,
+    res: http.ServerResponse,
+  ): Promise<void> => {
+    const request = decoded[0]?.request ?? {};
+    const unary = handlers.unary.get(route.path);
+    if (unary !== undefined) {
+      const resp = await unary(request, scope.info);
+      return sendJson(res, 200, toProtoJson(route.responseType, resp));
+    }
+    const line = (obj: object): void => {
+      if (!res.headersSent) {
+        res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      }
+      if (!res.writableEnded) res.write(`${JSON.stringify(obj)}\n`);
+    };
+    const result = (resp: object): void => line({ result: toProtoJson(route.responseType, resp) });
+    try {
+      const serverStream = handlers.serverStream.get(route.path);
+      const bidi = handlers.bidi.get(route.path);
+      if (serverStream !== undefined) await serverStream(request, scope.info, result);
+      else if (bidi !== undefined) {
+        await bidi({
+          info: scope.info,
+          requests: messagesFrom(decoded.map((d) => d.request)),
+          send: (resp) => {
+            result(resp);
+            return Promise.resolve();
+          },
+        });
+      } else throw new ApiError(unimplemented(route.path));
+      const after = scope.abortStatus();
+      if (after !== null) throw new ApiError(after);
+    } catch (e) {
+      if (!res.headersSent) throw e;
+      // Mid-stream, the error is the stream's last object (grpc-gateway's stream error shape).
+      const s = tracker.failure(route.path, e);
+      const { code } = grpcStatusOf(s);
+      line({ error: { grpc_code: code, http_code: HTTP_STATUS[code] ?? 500, message: s.message } });
+    }
+    res.end();
+  };
+
+  return (req, res) => {
+    serve(req, res).catch((e: unknown) => {
+      if (e instanceof HttpError) {
+        return sendJson(res, e.httpStatus, {
+          error: e.message,
+          code: e.grpcCode,
+          message: e.message,
+        });
+      }
+      const s = statusOf(e) ?? tracker.failure('gateway', e);
+      if (res.headersSent) return void res.end();
+      sendStatus(res, s);
+      log.info({ path: req.url, code: s.code }, 'gateway call failed');
+    });
+  };
+}

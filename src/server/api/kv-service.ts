@@ -1,0 +1,60 @@
+// etcdserverpb.KV (reference b.3 to b.7). Writes go through the log (`backend.propose`);
+// linearizable reads wait for the read barrier (ReadIndex) and serializable ones read the local
+// machine at once. Txns always go through the log, read-only ones included: the machine offers
+// no way to evaluate a txn's compares outside apply.
+import type { KvBackend } from './backend.js';
+import type { ApiService } from './convert.js';
+import {
+  fromProtoCompactionRequest,
+  fromProtoDeleteRangeRequest,
+  fromProtoPutRequest,
+  fromProtoRangeRequest,
+  fromProtoTxnRequest,
+  isSerializableRange,
+  toProtoDeleteRangeResponse,
+  toProtoHeader,
+  toProtoPutResponse,
+  toProtoRangeResponse,
+  toProtoTxnResponse,
+} from './convert.js';
+import { expectResult, expectValue } from './results.js';
+
+const KV = '/etcdserverpb.KV';
+
+export function kvHandlers(backend: KvBackend): ApiService {
+  return {
+    unary: {
+      [`${KV}/Range`]: async (req, call) => {
+        const request = fromProtoRangeRequest(req);
+        if (!isSerializableRange(req)) await backend.readBarrier(call.signal);
+        return toProtoRangeResponse(backend, expectValue(backend.machine.range(request)));
+      },
+      [`${KV}/Put`]: async (req, call) => {
+        const r = await backend.propose(
+          { type: 'put', request: fromProtoPutRequest(req) },
+          call.signal,
+        );
+        return toProtoPutResponse(backend, expectResult(r, 'put').response);
+      },
+      [`${KV}/DeleteRange`]: async (req, call) => {
+        const request = fromProtoDeleteRangeRequest(req);
+        const r = await backend.propose({ type: 'deleteRange', request }, call.signal);
+        return toProtoDeleteRangeResponse(backend, expectResult(r, 'deleteRange').response);
+      },
+      [`${KV}/Txn`]: async (req, call) => {
+        const request = fromProtoTxnRequest(req);
+        const r = await backend.propose({ type: 'txn', request }, call.signal);
+        return toProtoTxnResponse(backend, expectResult(r, 'txn').response);
+      },
+      [`${KV}/Compact`]: async (req, call) => {
+        const request = fromProtoCompactionRequest(req);
+        const r = await backend.propose({ type: 'compact', request }, call.signal);
+        return {
+          header: toProtoHeader(backend, expectResult(r, 'compact').response.header.revision),
+        };
+      },
+    },
+    serverStream: {},
+    bidi: {},
+  };
+}

@@ -1,0 +1,88 @@
+// etcdserverpb.Lease (reference b.9). Grant and Revoke go through the log; TimeToLive and
+// KeepAlive are answered by the leader's clock through the backend; Leases reads the applied
+// table after the read barrier.
+import type { KvBackend } from './backend.js';
+import type { ApiService, BidiCall } from './convert.js';
+import {
+  asMessage,
+  bigintField,
+  boolField,
+  numberField,
+  toBuffer,
+  toProtoHeader,
+} from './convert.js';
+import { expectResult } from './results.js';
+
+const LEASE = '/etcdserverpb.Lease';
+
+export function leaseHandlers(backend: KvBackend): ApiService {
+  return {
+    unary: {
+      [`${LEASE}/LeaseGrant`]: async (req, call) => {
+        const m = asMessage(req);
+        const cmd = {
+          type: 'leaseGrant',
+          id: bigintField(m, 'ID'),
+          ttlSeconds: numberField(m, 'TTL'),
+          nowMs: 0,
+        } as const;
+        const r = expectResult(await backend.propose(cmd, call.signal), 'leaseGrant').response;
+        return {
+          header: toProtoHeader(backend, r.header.revision),
+          ID: r.id.toString(),
+          TTL: String(r.ttlSeconds),
+          error: '',
+        };
+      },
+      [`${LEASE}/LeaseRevoke`]: async (req, call) => {
+        const id = bigintField(asMessage(req), 'ID');
+        const r = await backend.propose({ type: 'leaseRevoke', id }, call.signal);
+        const header = expectResult(r, 'leaseRevoke').response.header;
+        return { header: toProtoHeader(backend, header.revision) };
+      },
+      [`${LEASE}/LeaseTimeToLive`]: async (req, call) => {
+        const m = asMessage(req);
+        const r = await backend.leaseTimeToLive(
+          bigintField(m, 'ID'),
+          boolField(m, 'keys'),
+          call.signal,
+        );
+        return {
+          header: toProtoHeader(backend, r.header.revision),
+          ID: r.id.toString(),
+          TTL: String(r.ttlSeconds),
+          grantedTTL: String(r.grantedTtlSeconds),
+          keys: r.keys.map(toBuffer),
+        };
+      },
+      [`${LEASE}/LeaseLeases`]: async (_req, call) => {
+        await backend.readBarrier(call.signal);
+        const r = backend.machine.leaseLeases();
+        return {
+          header: toProtoHeader(backend, r.header.revision),
+          leases: r.leases.map((id) => ({ ID: id.toString() })),
+        };
+      },
+    },
+    serverStream: {},
+    bidi: {
+      [`${LEASE}/LeaseKeepAlive`]: (call) => keepAliveStream(backend, call),
+    },
+  };
+}
+
+/**
+ * One renewal per request, answered in order. An unknown or expired lease gets TTL 0 and the
+ * stream stays open (reference b.9); the stream ends with OK when the client half-closes, as
+ * etcd's does on io.EOF.
+ */
+async function keepAliveStream(backend: KvBackend, call: BidiCall): Promise<void> {
+  for await (const req of call.requests) {
+    const r = await backend.leaseKeepAlive(bigintField(asMessage(req), 'ID'), call.info.signal);
+    await call.send({
+      header: toProtoHeader(backend, r.header.revision),
+      ID: r.id.toString(),
+      TTL: String(r.ttlSeconds),
+    });
+  }
+}

@@ -1,0 +1,114 @@
+// What etcd's Lock and Election servers get from the concurrency.Session they build around the
+// caller's lease (reference b.11, b.12), done directly against the node: the lease to queue
+// under, the writes and the linearizable reads of the recipes, and cleanup that never throws.
+import { ERR_CANCELED } from '../../core/state/etcd-errors.js';
+import type {
+  DeleteRangeResponse,
+  KeyValue,
+  LeaseId,
+  RangeRequest,
+  RangeResponse,
+  ResponseOp,
+  TxnRequest,
+  TxnResponse,
+} from '../../core/state/kv-types.js';
+import type { KvBackend } from './backend.js';
+import { createRevisionIs, deleteOp } from './lock-keys.js';
+import { expectResult, expectValue } from './results.js';
+import { ApiError, statusOf } from './status.js';
+
+/**
+ * The TTL of the lease the server grants when a Campaign or Lock names lease 0: etcd builds a
+ * session with the default TTL (60 s) and orphans it at once, so nobody keeps it alive and the
+ * key lapses about a minute later (reference b.11, appendix "Campaign/Lock with lease=0").
+ */
+export const ORPHAN_SESSION_TTL_SECONDS = 60;
+
+/**
+ * The error a call rejects with once its signal aborted: the reason the call scope gave
+ * (ERR_CANCELED, ERR_NO_LEADER, ERR_STOPPED), as the backend does.
+ */
+export function abortError(signal: AbortSignal): ApiError {
+  return new ApiError(statusOf(signal.reason) ?? ERR_CANCELED);
+}
+
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw abortError(signal);
+}
+
+/**
+ * The lease a session of the caller's runs on: the caller's own, or for 0 a fresh orphaned one
+ * (etcd's `NewSession(WithLease(0))` grants it; nothing keeps it alive). The caller's lease is
+ * not checked here: like etcd, the first write with it fails with "requested lease not found".
+ */
+export async function sessionLease(
+  backend: KvBackend,
+  lease: LeaseId,
+  signal: AbortSignal,
+): Promise<LeaseId> {
+  if (lease !== 0n) return lease;
+  const r = await backend.propose(
+    { type: 'leaseGrant', id: 0n, ttlSeconds: ORPHAN_SESSION_TTL_SECONDS, nowMs: 0 },
+    signal,
+  );
+  return expectResult(r, 'leaseGrant').response.id;
+}
+
+export async function proposeTxn(
+  backend: KvBackend,
+  request: TxnRequest,
+  signal?: AbortSignal,
+): Promise<TxnResponse> {
+  return expectResult(await backend.propose({ type: 'txn', request }, signal), 'txn').response;
+}
+
+export async function proposeDelete(
+  backend: KvBackend,
+  key: Uint8Array,
+  signal?: AbortSignal,
+): Promise<DeleteRangeResponse> {
+  const r = await backend.propose({ type: 'deleteRange', request: { key } }, signal);
+  return expectResult(r, 'deleteRange').response;
+}
+
+/** The kvs of a txn's range response (an op the recipe itself put there). */
+export function rangeResultOf(op: ResponseOp | undefined): readonly KeyValue[] {
+  if (op?.type !== 'range') throw new Error('lock: txn response without its range');
+  return op.response.kvs;
+}
+
+/** The create revision of the key a txn's failure branch read: the key exists, or it would
+ * not have failed `CreateRevision(key) == 0`. */
+export function createRevisionOf(op: ResponseOp | undefined): number {
+  const kv = rangeResultOf(op)[0];
+  if (kv === undefined) throw new Error('lock: existing key not read back');
+  return kv.createRevision;
+}
+
+/**
+ * A read of the applied state as it is now, with no barrier: call it right after
+ * `readBarrier` (for a linearizable read) and in the same synchronous stretch as anything that
+ * must see the same revision, such as opening a watch from the next one.
+ */
+export function rangeNow(backend: KvBackend, request: RangeRequest): RangeResponse {
+  return expectValue(backend.machine.range(request));
+}
+
+/**
+ * Withdraw a key this call wrote, on an error or cancellation path (reference b.14, #21128:
+ * etcd leaves the candidate key behind on some error paths). The delete is fenced by the
+ * create revision so it never removes a newer incarnation of the key (#22082), and it runs
+ * without the call's signal, which has usually aborted already. A failure is swallowed: the
+ * caller is already reporting the error that matters, and the key's lease bounds its life.
+ */
+export async function withdraw(backend: KvBackend, key: Uint8Array, rev: number): Promise<void> {
+  try {
+    await proposeTxn(backend, {
+      compare: [createRevisionIs(key, rev)],
+      success: [deleteOp(key)],
+      failure: [],
+    });
+  } catch {
+    // See above: best effort by design.
+  }
+}

@@ -1,0 +1,116 @@
+// The Lock service (`v3lockpb.Lock`, reference b.12): etcd's server runs the Go Mutex recipe
+// (reference b.13) around the caller's lease, and so does this one, writing through the node's
+// log and waiting on its applied state. Same key layout and queue order as Go's
+// concurrency.Mutex and `etcdctl lock`, so all three exclude each other on one name.
+//
+// A lock is only as safe as its fencing: callers must guard their writes with the key's create
+// revision (reference b.13, "Fencing as recommended by etcd"; Jepsen etcd 3.4.3 in b.14).
+import { ERR_SESSION_EXPIRED } from '../../core/state/etcd-errors.js';
+import type { LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
+import { EMPTY_BYTES } from '../../core/state/kv-types.js';
+import type { KvBackend } from './backend.js';
+import type { CallInfo, ServiceHandlers } from './convert.js';
+import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
+import {
+  createRevisionIs,
+  firstCreated,
+  getOp,
+  putOp,
+  queuePrefix,
+  waiterKey,
+} from './lock-keys.js';
+import {
+  createRevisionOf,
+  proposeDelete,
+  proposeTxn,
+  rangeResultOf,
+  sessionLease,
+  throwIfAborted,
+  withdraw,
+} from './lock-session.js';
+import { ApiError } from './status.js';
+import { waitForTurn } from './wait-deletes.js';
+
+export interface LockGranted {
+  /** The acquisition header (see lockMutex). */
+  readonly header: ResponseHeader;
+  /** The lock key; its create revision is the fencing token. */
+  readonly key: Uint8Array;
+}
+
+/**
+ * Acquire the lock `name` for `lease` (0: an orphaned 60 s lease), FIFO by create revision.
+ *
+ * 1. `Txn(if CreateRevision(key) == 0 then [Put(key, "", lease), Get(owner)] else [Get(key),
+ *    Get(owner)])`: queue up, or reuse the key this lease already has (locking twice with one
+ *    lease is a no-op, reference b.12).
+ * 2. Owner is me: held; the header is the txn's.
+ * 3. Otherwise wait for the predecessor only (wait-deletes.ts); the header is that of the read
+ *    that found the turn, i.e. the acquisition time (reference b.12 step 5). If the own key went
+ *    away meanwhile: `mutex: session is expired` (code Unknown, as etcd's plain Go error).
+ *
+ * On cancellation or any error after queueing, the key is withdrawn if this call created it.
+ * A key that already existed belongs to an earlier call with the same lease, which is still
+ * using it (etcd would delete it too and so break that call's lock).
+ */
+export async function lockMutex(
+  backend: KvBackend,
+  name: Uint8Array,
+  requestedLease: LeaseId,
+  signal: AbortSignal,
+): Promise<LockGranted> {
+  throwIfAborted(signal);
+  const lease = await sessionLease(backend, requestedLease, signal);
+  const prefix = queuePrefix(name);
+  const key = waiterKey(prefix, lease);
+  // Without the signal: once proposed, the outcome must be known so the key can be withdrawn.
+  const txn = await proposeTxn(backend, {
+    compare: [createRevisionIs(key, 0)],
+    success: [putOp(key, EMPTY_BYTES, lease), getOp(firstCreated(prefix))],
+    failure: [getOp({ key }), getOp(firstCreated(prefix))],
+  });
+  const myRev = txn.succeeded ? txn.header.revision : createRevisionOf(txn.responses[0]);
+  const owner = rangeResultOf(txn.responses[1])[0];
+  try {
+    throwIfAborted(signal);
+    if (owner === undefined || owner.createRevision === myRev) return { header: txn.header, key };
+    const outcome = await waitForTurn(backend, prefix, key, myRev, signal);
+    if (outcome.type === 'lost') throw new ApiError(ERR_SESSION_EXPIRED);
+    throwIfAborted(signal); // a client that left would never learn it holds the lock
+    return { header: outcome.header, key };
+  } catch (e) {
+    if (txn.succeeded) await withdraw(backend, key, myRev);
+    throw e;
+  }
+}
+
+/** Unlock is a plain, unfenced `Delete(key)` (reference b.12; etcd #22082 is about this). */
+export async function unlockMutex(
+  backend: KvBackend,
+  key: Uint8Array,
+  signal: AbortSignal,
+): Promise<ResponseHeader> {
+  return (await proposeDelete(backend, key, signal)).header;
+}
+
+export function lockHandlers(backend: KvBackend): ServiceHandlers {
+  return {
+    unary: {
+      '/v3lockpb.Lock/Lock': async (req: unknown, call: CallInfo) => {
+        const m = asMessage(req);
+        const r = await lockMutex(
+          backend,
+          bytesField(m, 'name'),
+          bigintField(m, 'lease'),
+          call.signal,
+        );
+        return { header: toProtoHeader(backend, r.header.revision), key: toBuffer(r.key) };
+      },
+      '/v3lockpb.Lock/Unlock': async (req: unknown, call: CallInfo) => {
+        const header = await unlockMutex(backend, bytesField(asMessage(req), 'key'), call.signal);
+        return { header: toProtoHeader(backend, header.revision) };
+      },
+    },
+    serverStream: {},
+  };
+}

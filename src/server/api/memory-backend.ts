@@ -1,0 +1,121 @@
+// A single-member KvBackend with no Raft and no disk: commands apply at once to an EtcdMachine.
+// For the API layer's tests and examples; the real node is src/server/node.ts.
+import type { Command } from '../../core/state/command.js';
+import { encodeCommand } from '../../core/state/command.js';
+import type { EtcdResult } from '../../core/state/etcd-machine.js';
+import { EtcdMachine } from '../../core/state/etcd-machine.js';
+import { ERR_CANCELED, ERR_MEMBER_NOT_FOUND } from '../../core/state/etcd-errors.js';
+import type {
+  LeaseId,
+  LeaseKeepAliveResponse,
+  LeaseTimeToLiveResponse,
+} from '../../core/state/kv-types.js';
+import type { LogIndex } from '../../core/base/units.js';
+import type { KvBackend, MemberInfo, NodeStatus } from './backend.js';
+import { ApiError } from './status.js';
+
+export interface MemoryBackendOptions {
+  /** Monotonic milliseconds; tests pass a fake. */
+  readonly nowMs?: () => number;
+  readonly clientUrls?: readonly string[];
+}
+
+export class MemoryBackend implements KvBackend {
+  readonly clusterId = 0x1000n;
+  readonly memberId = 0x1n;
+  readonly machine = new EtcdMachine();
+  private index = 0;
+  private readonly nowMs: () => number;
+  private readonly clientUrls: readonly string[];
+  private readonly learners: MemberInfo[] = [];
+
+  constructor(opts: MemoryBackendOptions = {}) {
+    this.nowMs = opts.nowMs ?? (() => performance.now());
+    this.clientUrls = opts.clientUrls ?? [];
+  }
+
+  raftTerm(): number {
+    return 1;
+  }
+
+  hasLeader(): boolean {
+    return true;
+  }
+
+  propose(cmd: Command, signal?: AbortSignal): Promise<EtcdResult> {
+    if (signal?.aborted) return Promise.reject(new ApiError(ERR_CANCELED));
+    const stamped: Command =
+      cmd.type === 'leaseGrant' || cmd.type === 'leaseKeepAlive' || cmd.type === 'leaseRefreshAll'
+        ? { ...cmd, nowMs: this.nowMs() }
+        : cmd;
+    this.index += 1;
+    return Promise.resolve(this.machine.apply(this.index as LogIndex, encodeCommand(stamped)));
+  }
+
+  readBarrier(signal?: AbortSignal): Promise<void> {
+    return signal?.aborted ? Promise.reject(new ApiError(ERR_CANCELED)) : Promise.resolve();
+  }
+
+  leaseTimeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLiveResponse> {
+    return Promise.resolve(this.machine.leaseTimeToLive(id, this.nowMs(), keys));
+  }
+
+  async leaseKeepAlive(id: LeaseId, signal?: AbortSignal): Promise<LeaseKeepAliveResponse> {
+    const r = await this.propose({ type: 'leaseKeepAlive', id, nowMs: 0 }, signal);
+    if (r.type !== 'leaseKeepAlive') throw new Error(`unexpected result ${r.type}`);
+    return r.response;
+  }
+
+  /** Revoke the leases the clock says have expired, as the leader's expiry loop does. */
+  async expireLeases(): Promise<void> {
+    for (const id of this.machine.expiredLeases(this.nowMs(), 1000))
+      await this.propose({ type: 'leaseRevoke', id });
+  }
+
+  status(): NodeStatus {
+    return {
+      leader: this.memberId,
+      raftIndex: this.index,
+      raftTerm: 1,
+      raftAppliedIndex: this.index,
+      dbSizeBytes: 0,
+      dbSizeQuotaBytes: 2 * 1024 ** 3,
+      isLearner: false,
+      version: '3.4.0',
+    };
+  }
+
+  members(): readonly MemberInfo[] {
+    const self: MemberInfo = {
+      id: this.memberId,
+      name: 'default',
+      peerUrls: ['http://127.0.0.1:2380'],
+      clientUrls: this.clientUrls,
+      isLearner: false,
+    };
+    return [self, ...this.learners];
+  }
+
+  memberAdd(peerUrls: readonly string[], isLearner: boolean): Promise<MemberInfo> {
+    const m: MemberInfo = {
+      id: BigInt(2 + this.learners.length),
+      name: '',
+      peerUrls,
+      clientUrls: [],
+      isLearner,
+    };
+    this.learners.push(m);
+    return Promise.resolve(m);
+  }
+
+  memberRemove(id: bigint): Promise<void> {
+    const i = this.learners.findIndex((m) => m.id === id);
+    if (i < 0) return Promise.reject(new ApiError(ERR_MEMBER_NOT_FOUND));
+    this.learners.splice(i, 1);
+    return Promise.resolve();
+  }
+
+  onLeaderChange(): () => void {
+    return () => {};
+  }
+}

@@ -1,0 +1,190 @@
+// etcdserverpb.Watch (reference b.8): one WatchHub per stream (src/core/state/watch-hub.ts does
+// created/cancel/compacted/progress/filters/prev_kv), wired to the transport here. The machine
+// publishes into the hub without telling anyone, so the stream drains it after every request and
+// every `watchDrainIntervalMs`; sending awaits the transport, so a slow client stops the draining
+// and the hub's own limit turns the backlog into catch-up from history.
+import type { WatchCreateRequest, WatchFilter, WatchResponse } from '../../core/state/watch-hub.js';
+import type { WatchEvent } from '../../core/state/kv-types.js';
+import type { ClientApiConfig } from './api-config.js';
+import type { KvBackend } from './backend.js';
+import type { ApiService, BidiCall, WireObject } from './convert.js';
+import {
+  asMessage,
+  boolField,
+  bytesField,
+  numberField,
+  optionalBytesField,
+  repeatedField,
+  toProtoEvent,
+  toProtoHeader,
+} from './convert.js';
+
+const WATCH = '/etcdserverpb.Watch/Watch';
+
+export function watchHandlers(backend: KvBackend, config: ClientApiConfig): ApiService {
+  return {
+    unary: {},
+    serverStream: {},
+    bidi: { [WATCH]: (call) => new WatchStream(backend, config, call).run() },
+  };
+}
+
+/** FilterType values are enum names; unknown numbers are ignored, as etcd ignores them. */
+function filtersOf(m: WireObject): WatchFilter[] {
+  return repeatedField(m, 'filters').filter(
+    (f): f is WatchFilter => f === 'NOPUT' || f === 'NODELETE',
+  );
+}
+
+function fromProtoWatchCreate(x: unknown): WatchCreateRequest {
+  const m = asMessage(x, 'create_request');
+  const rangeEnd = optionalBytesField(m, 'range_end');
+  return {
+    key: bytesField(m, 'key'),
+    ...(rangeEnd === undefined ? {} : { rangeEnd }),
+    startRevision: numberField(m, 'start_revision'),
+    progressNotify: boolField(m, 'progress_notify'),
+    filters: filtersOf(m),
+    prevKv: boolField(m, 'prev_kv'),
+    watchId: numberField(m, 'watch_id'),
+  };
+}
+
+/** Bytes an event adds to an encoded response, roughly: its payload plus field overhead. */
+function eventBytes(e: WatchEvent): number {
+  const kvBytes = (kv: WatchEvent['kv']): number => kv.key.length + kv.value.length + 48;
+  return kvBytes(e.kv) + (e.prevKv === undefined ? 0 : kvBytes(e.prevKv));
+}
+
+/**
+ * Split a response for a watcher created with `fragment` (reference b.8, "Fragmentation"): when
+ * it is larger than the request limit and has more than one event, into pieces under the limit
+ * (at least one event each); every piece but the last is marked `fragment`.
+ */
+export function fragmentResponse(
+  r: WatchResponse,
+  bytesMax: number,
+): { readonly response: WatchResponse; readonly fragment: boolean }[] {
+  const total = r.events.reduce((n, e) => n + eventBytes(e), 0);
+  if (r.events.length < 2 || total <= bytesMax) return [{ response: r, fragment: false }];
+  const pieces: WatchEvent[][] = [];
+  let piece: WatchEvent[] = [];
+  let size = 0;
+  for (const e of r.events) {
+    const b = eventBytes(e);
+    if (piece.length > 0 && size + b > bytesMax) {
+      pieces.push(piece);
+      piece = [];
+      size = 0;
+    }
+    piece.push(e);
+    size += b;
+  }
+  pieces.push(piece);
+  return pieces.map((events, i) => ({
+    response: { ...r, events },
+    fragment: i < pieces.length - 1,
+  }));
+}
+
+class WatchStream {
+  private readonly hub;
+  /** Watch IDs created with `fragment = true`. */
+  private readonly fragmenting = new Set<number>();
+  private wake: (() => void) | undefined;
+  private failure: { readonly error: unknown } | undefined;
+
+  constructor(
+    private readonly backend: KvBackend,
+    private readonly config: ClientApiConfig,
+    private readonly call: BidiCall,
+  ) {
+    this.hub = backend.machine.openWatchHub();
+    // Applied revisions wake the sender at once; the drain interval is only a safety net.
+    this.hub.onChange = () => this.poke();
+  }
+
+  async run(): Promise<void> {
+    const signal = this.call.info.signal;
+    const onAbort = (): void => this.poke();
+    signal.addEventListener('abort', onAbort);
+    const progress = setInterval(() => {
+      this.hub.progressTick();
+      this.poke();
+    }, this.config.watchProgressIntervalMs);
+    // The reader runs beside the sender; its failure is picked up by the loop below.
+    const reader = this.readRequests().catch((error: unknown) => {
+      this.failure = { error };
+      this.poke();
+    });
+    try {
+      while (!signal.aborted) {
+        if (this.failure !== undefined) throw this.failure.error;
+        for (const r of this.hub.drain()) await this.sendResponse(r);
+        await this.idle(this.config.watchDrainIntervalMs);
+      }
+    } finally {
+      clearInterval(progress);
+      signal.removeEventListener('abort', onAbort);
+      this.backend.machine.closeWatchHub(this.hub);
+      await reader;
+    }
+  }
+
+  /** Apply each request to the hub; its responses are queued there and sent by the loop. */
+  private async readRequests(): Promise<void> {
+    for await (const req of this.call.requests) {
+      const m = asMessage(req);
+      if (m['create_request'] != null) {
+        const create = fromProtoWatchCreate(m['create_request']);
+        const id = this.hub.create(create);
+        if (boolField(asMessage(m['create_request']), 'fragment')) this.fragmenting.add(id);
+      } else if (m['cancel_request'] != null) {
+        const id = numberField(asMessage(m['cancel_request'], 'cancel_request'), 'watch_id');
+        this.hub.cancel(id);
+      } else if (m['progress_request'] != null) {
+        this.hub.requestProgress();
+      }
+      this.poke();
+    }
+  }
+
+  private async sendResponse(r: WatchResponse): Promise<void> {
+    if (r.canceled) this.fragmenting.delete(r.watchId);
+    const pieces = this.fragmenting.has(r.watchId)
+      ? fragmentResponse(r, this.config.requestBytesMax)
+      : [{ response: r, fragment: false }];
+    for (const { response, fragment } of pieces) {
+      await this.call.send({
+        header: toProtoHeader(this.backend, response.header.revision),
+        watch_id: String(response.watchId),
+        created: response.created,
+        canceled: response.canceled,
+        compact_revision: String(response.compactRevision),
+        cancel_reason: response.cancelReason,
+        fragment,
+        events: response.events.map(toProtoEvent),
+      });
+    }
+  }
+
+  private poke(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Wait for a request, an abort or `ms` to pass, whichever is first. */
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+      if (this.call.info.signal.aborted || this.failure !== undefined) done();
+    });
+  }
+}

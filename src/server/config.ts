@@ -1,0 +1,155 @@
+// `tenure start`'s configuration, spelled with etcd's own flags and defaults so that scripts and
+// habits carry over (etcd's `etcd --help`). Unlike etcd, the default addresses are 127.0.0.1,
+// never localhost (which may resolve to ::1) or all interfaces.
+import { join } from 'node:path';
+import type { InitialMember } from './node.js';
+import { NODE_DEFAULTS } from './node.js';
+
+export interface StartOptions {
+  readonly name: string;
+  readonly dataDir: string;
+  readonly listenClientUrls: readonly string[];
+  readonly advertiseClientUrls: readonly string[];
+  readonly listenPeerUrls: readonly string[];
+  readonly initialAdvertisePeerUrls: readonly string[];
+  readonly initialCluster: readonly InitialMember[];
+  readonly initialClusterState: 'new' | 'existing';
+  readonly initialClusterToken: string;
+  readonly heartbeatMs: number;
+  readonly electionMs: number;
+  readonly snapshotCount: number;
+  readonly maxRequestBytes: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** The flags as commander hands them over: strings, possibly missing. */
+export interface StartFlags {
+  readonly name?: string;
+  readonly dataDir?: string;
+  readonly listenClientUrls?: string;
+  readonly advertiseClientUrls?: string;
+  readonly listenPeerUrls?: string;
+  readonly initialAdvertisePeerUrls?: string;
+  readonly initialCluster?: string;
+  readonly initialClusterState?: string;
+  readonly initialClusterToken?: string;
+  readonly heartbeatInterval?: string;
+  readonly electionTimeout?: string;
+  readonly snapshotCount?: string;
+  readonly maxRequestBytes?: string;
+  readonly logLevel?: string;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  readonly code = 'BAD_CONFIG';
+}
+
+export const DEFAULT_MAX_REQUEST_BYTES = 1_572_864;
+
+function urlList(flag: string, value: string): string[] {
+  const urls = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (urls.length === 0) throw new ConfigError(`${flag} must name at least one URL`);
+  for (const u of urls) {
+    let parsed: URL;
+    try {
+      parsed = new URL(u);
+    } catch {
+      throw new ConfigError(`${flag}: '${u}' is not a URL (expected http://host:port)`);
+    }
+    if (parsed.protocol !== 'http:')
+      throw new ConfigError(`${flag}: '${u}' must use http:// (TLS is not supported yet)`);
+    if (parsed.port === '') throw new ConfigError(`${flag}: '${u}' needs an explicit port`);
+  }
+  return urls;
+}
+
+function positiveInt(flag: string, value: string | undefined, dflt: number): number {
+  if (value === undefined) return dflt;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${flag} must be a positive integer`);
+  return n;
+}
+
+/** Parse `name=url,name=url`; a name may appear more than once for several peer URLs. */
+export function parseInitialCluster(value: string): InitialMember[] {
+  const byName = new Map<string, string[]>();
+  for (const part of value.split(',')) {
+    const s = part.trim();
+    if (s === '') continue;
+    const eq = s.indexOf('=');
+    if (eq <= 0)
+      throw new ConfigError(
+        `--initial-cluster: '${s}' is not name=url (e.g. n1=http://127.0.0.1:2380)`,
+      );
+    const name = s.slice(0, eq);
+    const url = urlList('--initial-cluster', s.slice(eq + 1))[0] as string;
+    byName.set(name, [...(byName.get(name) ?? []), url]);
+  }
+  if (byName.size === 0) throw new ConfigError('--initial-cluster names no member');
+  return [...byName].map(([name, peerUrls]) => ({ name, peerUrls }));
+}
+
+export function resolveStartOptions(f: StartFlags): StartOptions {
+  const name = f.name ?? 'default';
+  const listenPeerUrls = urlList('--listen-peer-urls', f.listenPeerUrls ?? 'http://127.0.0.1:2380');
+  const initialAdvertisePeerUrls = urlList(
+    '--initial-advertise-peer-urls',
+    f.initialAdvertisePeerUrls ?? listenPeerUrls.join(','),
+  );
+  const listenClientUrls = urlList(
+    '--listen-client-urls',
+    f.listenClientUrls ?? 'http://127.0.0.1:2379',
+  );
+  const advertiseClientUrls = urlList(
+    '--advertise-client-urls',
+    f.advertiseClientUrls ?? listenClientUrls.join(','),
+  );
+  const initialCluster = parseInitialCluster(
+    f.initialCluster ?? `${name}=${initialAdvertisePeerUrls.join(`,${name}=`)}`,
+  );
+  const self = initialCluster.find((m) => m.name === name);
+  if (!self)
+    throw new ConfigError(
+      `--initial-cluster has no member named '${name}'; it must list this member's --name`,
+    );
+  const state = f.initialClusterState ?? 'new';
+  if (state !== 'new' && state !== 'existing')
+    throw new ConfigError(`--initial-cluster-state must be 'new' or 'existing', not '${state}'`);
+  const heartbeatMs = positiveInt(
+    '--heartbeat-interval',
+    f.heartbeatInterval,
+    NODE_DEFAULTS.heartbeatMs,
+  );
+  const electionMs = positiveInt('--election-timeout', f.electionTimeout, NODE_DEFAULTS.electionMs);
+  if (electionMs < 5 * heartbeatMs)
+    throw new ConfigError(
+      `--election-timeout (${electionMs} ms) should be at least 5 times --heartbeat-interval (${heartbeatMs} ms)`,
+    );
+  const level = f.logLevel ?? 'info';
+  if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error')
+    throw new ConfigError(`--log-level must be debug, info, warn or error`);
+  return {
+    name,
+    dataDir: f.dataDir ?? join('.', `${name}.tenure`),
+    listenClientUrls,
+    advertiseClientUrls,
+    listenPeerUrls,
+    initialAdvertisePeerUrls,
+    initialCluster,
+    initialClusterState: state,
+    initialClusterToken: f.initialClusterToken ?? 'etcd-cluster',
+    heartbeatMs,
+    electionMs,
+    snapshotCount: positiveInt('--snapshot-count', f.snapshotCount, NODE_DEFAULTS.snapshotCount),
+    maxRequestBytes: positiveInt(
+      '--max-request-bytes',
+      f.maxRequestBytes,
+      DEFAULT_MAX_REQUEST_BYTES,
+    ),
+    logLevel: level,
+  };
+}

@@ -1,0 +1,699 @@
+// One tenure member: the Replica loop (src/replica) over a file disk and the TCP peer transport,
+// replicating a ServerMachine (the etcd key space and the member table), and the decisions that
+// only the leader makes: stamping lease commands with its monotonic clock, refreshing every
+// lease when it takes over, and proposing revokes for leases its clock says have expired
+// (reference b.9). Implements KvBackend, which the client API (src/server/api) is written on.
+import { randomInt } from 'node:crypto';
+import { assert } from '../core/base/assert.js';
+import { NONE, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
+import type { Command } from '../core/state/command.js';
+import type { EtcdResult } from '../core/state/etcd-machine.js';
+import { EtcdMachine } from '../core/state/etcd-machine.js';
+import type { EtcdError } from '../core/state/etcd-errors.js';
+import {
+  ERR_CANCELED,
+  ERR_LEADER_CHANGED,
+  ERR_MEMBER_NOT_FOUND,
+  ERR_NO_LEADER,
+  ERR_NOT_LEADER,
+  ERR_STOPPED,
+  ERR_TIMEOUT,
+  ERR_TOO_MANY_REQUESTS,
+} from '../core/state/etcd-errors.js';
+import type {
+  LeaseId,
+  LeaseKeepAliveResponse,
+  LeaseTimeToLiveResponse,
+} from '../core/state/kv-types.js';
+import { PROPOSAL_BYTES_MAX } from '../core/raft/limits.js';
+import { Replica, type ProposalOutcome, type ReadOutcome } from '../replica/replica.js';
+import type { Clock } from '../replica/io.js';
+import type { KvBackend, MemberInfo, NodeStatus } from './api/backend.js';
+import { ApiError, statusOf } from './api/status.js';
+import { monotonicClock } from './clock.js';
+import { FileDisk } from './file-disk.js';
+import { Forwarder, type ForwardAnswer, type ForwardOp } from './forward.js';
+import { clusterIdOf, hexId, memberIdOf } from './member-id.js';
+import { PeerTransport, type PeerAddress, type PeerEvent } from './peer-transport.js';
+import {
+  encodeEtcdEntry,
+  encodeMemberEntry,
+  ServerMachine,
+  type MemberRecord,
+  type ServerResult,
+} from './server-machine.js';
+
+/** The version Status reports; etcd clients parse it as semver and reject < 3.2. */
+export const SERVER_VERSION = '3.4.0';
+
+export interface InitialMember {
+  readonly name: string;
+  readonly peerUrls: readonly string[];
+}
+
+export interface NodeLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface NodeConfig {
+  readonly name: string;
+  readonly dataDir: string;
+  /** Where peers reach us (the address we listen on for peers). */
+  readonly listenPeer: PeerAddress;
+  /** Advertised to clients in MemberList. */
+  readonly advertiseClientUrls: readonly string[];
+  readonly initialCluster: readonly InitialMember[];
+  readonly initialClusterState: 'new' | 'existing';
+  readonly initialClusterToken: string;
+  /** etcd's --heartbeat-interval and --election-timeout, in ms. */
+  readonly heartbeatMs: number;
+  readonly electionMs: number;
+  /** Entries applied between snapshots (etcd's --snapshot-count). */
+  readonly snapshotCount: number;
+  /** How long a request may wait for a leader, a forward or a commit. */
+  readonly requestTimeoutMs: number;
+  readonly log: NodeLogger;
+  readonly clock?: Clock;
+}
+
+export const NODE_DEFAULTS = {
+  heartbeatMs: 100,
+  electionMs: 1000,
+  snapshotCount: 10_000,
+  requestTimeoutMs: 7000,
+} as const;
+
+/** The leader checks lease deadlines this often (etcd: 500 ms). */
+const LEASE_EXPIRY_CHECK_MS = 500;
+/** Revokes proposed per check at most (etcd rate-limits to 1000/s). */
+const LEASE_REVOKES_PER_CHECK_MAX = 500;
+
+type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
+
+interface AppliedWaiter {
+  readonly index: number;
+  readonly resolve: () => void;
+}
+
+function urlAddress(url: string): PeerAddress {
+  const u = new URL(url);
+  return { host: u.hostname, port: Number(u.port) };
+}
+
+export class EtcdNode implements KvBackend {
+  readonly clusterId: bigint;
+  readonly memberId: bigint;
+  readonly machine: EtcdMachine;
+  private readonly id: NodeId;
+  private readonly sm: ServerMachine;
+  private readonly clock: Clock;
+  private replica!: Replica<ServerResult>;
+  private transport!: PeerTransport;
+  private readonly forwarder: Forwarder;
+  private readonly log: NodeLogger;
+  private stopped = false;
+  private lastLeader: NodeId = NONE;
+  private lastRole = 'follower';
+  private readonly leaderListeners = new Set<(leader: bigint) => void>();
+  private readonly leaderWaiters = new Set<() => void>();
+  private appliedWaiters: AppliedWaiter[] = [];
+  /** The term whose leader has refreshed every lease: only then may it expire leases. */
+  private leaseReadyTerm: Term | 0 = 0;
+  private readonly revoking = new Set<LeaseId>();
+  private cancelExpiry: (() => void) | undefined;
+  private published = false;
+  private readonly initialIds: ReadonlyMap<NodeId, InitialMember>;
+
+  private constructor(private readonly cfg: NodeConfig) {
+    this.clock = cfg.clock ?? monotonicClock;
+    this.log = cfg.log;
+    const self = cfg.initialCluster.find((m) => m.name === cfg.name);
+    if (!self)
+      throw new Error(`--initial-cluster has no member named '${cfg.name}' (--name must be one)`);
+    this.id = memberIdOf(self.peerUrls, cfg.initialClusterToken);
+    this.memberId = BigInt(this.id);
+    const ids = new Map<NodeId, InitialMember>();
+    for (const m of cfg.initialCluster) {
+      const id = memberIdOf(m.peerUrls, cfg.initialClusterToken);
+      if (ids.has(id)) throw new Error(`--initial-cluster lists peer URLs ${m.peerUrls[0]} twice`);
+      ids.set(id, m);
+    }
+    this.initialIds = ids;
+    this.clusterId = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
+    this.machine = new EtcdMachine();
+    this.sm = new ServerMachine(this.machine);
+    this.forwarder = new Forwarder(
+      (to, payload) => this.transport.sendApp(to, payload),
+      (op) => this.serveForwarded(op),
+    );
+  }
+
+  /** Recover from the data directory, listen for peers and join the cluster. */
+  static async start(cfg: NodeConfig): Promise<EtcdNode> {
+    const n = new EtcdNode(cfg);
+    await n.open();
+    return n;
+  }
+
+  private async open(): Promise<void> {
+    const cfg = this.cfg;
+    const peers = new Map<NodeId, PeerAddress>();
+    for (const [id, m] of this.initialIds) {
+      const url = m.peerUrls[0];
+      assert(url !== undefined, 'member without peer URL');
+      peers.set(id, urlAddress(url));
+    }
+    this.transport = await PeerTransport.start({
+      clusterId: hexId(this.clusterId),
+      self: this.id,
+      listen: cfg.listenPeer,
+      peers,
+      onMessage: (m) => this.replica.receive(m),
+      onApp: (from, payload) => this.forwarder.receive(from, payload),
+      onEvent: (e) => this.onPeerEvent(e),
+    });
+    const disk = new FileDisk(cfg.dataDir, {
+      onFatal: (e) => {
+        this.log.error({ err: e.message }, 'disk failure; stopping (fail-stop)');
+        process.exit(70);
+      },
+    });
+    this.sm.onMembersChanged = () => this.syncPeers();
+    const tickMs = cfg.heartbeatMs;
+    // A joining member (state "existing") starts with no configuration and learns it from the
+    // leader's log or snapshot.
+    const initialConf =
+      cfg.initialClusterState === 'new'
+        ? { voters: [...this.initialIds.keys()], learners: [] }
+        : { voters: [], learners: [] };
+    this.replica = new Replica<ServerResult>(
+      {
+        id: this.id,
+        initialConf,
+        tickMs,
+        electionTicks: Math.max(2, Math.round(cfg.electionMs / tickMs)),
+        heartbeatTicks: 1,
+        snapshotEntries: cfg.snapshotCount,
+        snapshotKeepEntries: Math.min(5000, cfg.snapshotCount),
+        // Read contexts and election jitter must differ per run of the process (replica.ts).
+        seed: randomInt(1, 2 ** 47),
+      },
+      this.sm,
+      this.clock,
+      this.transport,
+      disk,
+      {
+        // Observers run inside the Ready loop, before advance(): anything that proposes or
+        // answers clients waits for the loop to finish.
+        onSoftState: () => setImmediate(() => this.onSoftState()),
+        onApply: (_id, e) => this.onApplied(e.index),
+      },
+    );
+    this.cancelExpiry = this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.expireLeases());
+    this.log.info(
+      {
+        name: cfg.name,
+        memberId: hexId(this.memberId),
+        clusterId: hexId(this.clusterId),
+        appliedIndex: this.replica.raft.log.applied,
+        revision: this.machine.revision,
+      },
+      'member started',
+    );
+  }
+
+  // ---- KvBackend ----
+
+  raftTerm(): number {
+    return this.replica.raft.term;
+  }
+
+  hasLeader(): boolean {
+    return this.replica.raft.leader !== NONE;
+  }
+
+  async propose(cmd: Command, signal?: AbortSignal): Promise<EtcdResult> {
+    const r = await this.proposeEntry({ op: 'propose', cmd }, signal);
+    return r as EtcdResult;
+  }
+
+  async readBarrier(signal?: AbortSignal): Promise<void> {
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    for (;;) {
+      this.checkLive(signal);
+      if (!this.hasLeader()) {
+        await this.waitLeader(deadline, signal);
+        continue;
+      }
+      const o = await this.withDeadline(
+        new Promise<ReadOutcome>((resolve) => this.replica.read(resolve)),
+        deadline,
+        signal,
+      );
+      if (o.ok) return;
+      if (o.reason === 'busy') throw new ApiError(ERR_TOO_MANY_REQUESTS);
+      // notLeader: the leader changed before it confirmed; try again with the next one.
+    }
+  }
+
+  async leaseTimeToLive(
+    id: LeaseId,
+    keys: boolean,
+    signal?: AbortSignal,
+  ): Promise<LeaseTimeToLiveResponse> {
+    const v = await this.onLeader({ op: 'timeToLive', id, keys }, signal);
+    return v as LeaseTimeToLiveResponse;
+  }
+
+  async leaseKeepAlive(id: LeaseId, signal?: AbortSignal): Promise<LeaseKeepAliveResponse> {
+    const r = await this.propose({ type: 'leaseKeepAlive', id, nowMs: 0 }, signal);
+    if (r.type === 'error') throw new ApiError(r.error);
+    assert(r.type === 'leaseKeepAlive', () => `keepalive answered with ${r.type}`);
+    return r.response;
+  }
+
+  status(): NodeStatus {
+    const raft = this.replica.raft;
+    const conf = raft.conf();
+    return {
+      leader: BigInt(raft.leader),
+      raftIndex: raft.log.committed,
+      raftTerm: raft.term,
+      raftAppliedIndex: raft.log.applied,
+      dbSizeBytes: this.machine.sizeBytes,
+      dbSizeQuotaBytes: this.machine.quotaBytes,
+      isLearner: conf.learners.includes(this.id),
+      version: SERVER_VERSION,
+    };
+  }
+
+  members(): readonly MemberInfo[] {
+    const conf = this.replica.raft.conf();
+    const table = this.sm.memberTable();
+    const info = (id: NodeId, isLearner: boolean): MemberInfo => {
+      const rec = table.get(String(id));
+      const initial = this.initialIds.get(id);
+      return {
+        id: BigInt(id),
+        name: rec?.name ?? initial?.name ?? '',
+        peerUrls: rec?.peerUrls ?? initial?.peerUrls ?? [],
+        clientUrls: rec?.clientUrls ?? [],
+        isLearner,
+      };
+    };
+    return [
+      ...conf.voters.map((id) => info(id, false)),
+      ...conf.learners.map((id) => info(id, true)),
+    ];
+  }
+
+  async memberAdd(
+    peerUrls: readonly string[],
+    isLearner: boolean,
+    signal?: AbortSignal,
+  ): Promise<MemberInfo> {
+    const id = memberIdOf(peerUrls, this.cfg.initialClusterToken);
+    const record: MemberRecord = { id: String(id), name: '', peerUrls, clientUrls: [] };
+    await this.proposeEntry({ op: 'member', cmd: { type: 'memberSet', member: record } }, signal);
+    await this.changeConf({ type: isLearner ? 'addLearner' : 'addVoter', nodeId: id }, signal);
+    return { id: BigInt(id), name: '', peerUrls, clientUrls: [], isLearner };
+  }
+
+  async memberRemove(id: bigint, signal?: AbortSignal): Promise<void> {
+    const conf = this.replica.raft.conf();
+    const nid = Number(id) as NodeId;
+    if (!conf.voters.includes(nid) && !conf.learners.includes(nid))
+      throw new ApiError(ERR_MEMBER_NOT_FOUND);
+    await this.changeConf({ type: 'removeNode', nodeId: nid }, signal);
+    await this.proposeEntry(
+      { op: 'member', cmd: { type: 'memberDelete', id: String(nid) } },
+      signal,
+    );
+  }
+
+  onLeaderChange(listener: (leader: bigint) => void): () => void {
+    this.leaderListeners.add(listener);
+    return () => this.leaderListeners.delete(listener);
+  }
+
+  // ---- Lifecycle ----
+
+  /** Stop taking part: no more ticks, messages or applies. Data on disk stays as it is. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancelExpiry?.();
+    this.replica.stop();
+    this.forwarder.close();
+    for (const w of this.appliedWaiters) w.resolve();
+    this.appliedWaiters = [];
+    for (const w of this.leaderWaiters) w();
+    await this.transport.close();
+  }
+
+  get name(): string {
+    return this.cfg.name;
+  }
+
+  get raftId(): NodeId {
+    return this.id;
+  }
+
+  get isLeader(): boolean {
+    return this.replica.raft.role === 'leader';
+  }
+
+  // ---- Writes ----
+
+  /** Propose on this node when it leads, else forward to the leader; resolve once applied here. */
+  private async proposeEntry(
+    op: ProposeOp,
+    signal: AbortSignal | undefined,
+  ): Promise<ServerResult> {
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    for (;;) {
+      this.checkLive(signal);
+      const raft = this.replica.raft;
+      if (raft.role === 'leader') {
+        const o = await this.withDeadline(this.proposeLocal(op), deadline, signal);
+        if (o.ok) return o.result;
+        if (o.reason === 'busy') throw new ApiError(ERR_TOO_MANY_REQUESTS);
+        // Dropped: a new leader may still commit it; the client cannot know (etcd says so).
+        if (o.reason === 'dropped') throw new ApiError(ERR_LEADER_CHANGED);
+        continue;
+      }
+      if (raft.leader === NONE) {
+        await this.waitLeader(deadline, signal);
+        continue;
+      }
+      const a = await this.forwarder.request(
+        raft.leader,
+        op,
+        Math.max(1, deadline - this.clock.nowMs()),
+        signal,
+      );
+      if (a.ok) {
+        await this.waitApplied(a.index, deadline, signal);
+        return a.value as ServerResult;
+      }
+      if (a.error.message === ERR_NOT_LEADER.message) {
+        await this.sleepUntilChange(deadline, signal);
+        continue;
+      }
+      throw new ApiError(a.error);
+    }
+  }
+
+  /** Encode for the log, stamping lease commands with this leader's clock (the only clock lease deadlines are kept on). */
+  private encodeOp(op: ProposeOp): Uint8Array {
+    if (op.op === 'member') return encodeMemberEntry(op.cmd);
+    const c = op.cmd;
+    if (c.type === 'leaseGrant' || c.type === 'leaseKeepAlive' || c.type === 'leaseRefreshAll')
+      return encodeEtcdEntry({ ...c, nowMs: this.clock.nowMs() });
+    return encodeEtcdEntry(c);
+  }
+
+  private proposeLocal(op: ProposeOp): Promise<ProposalOutcome<ServerResult>> {
+    const data = this.encodeOp(op);
+    return new Promise((resolve) => {
+      if (data.length > PROPOSAL_BYTES_MAX) {
+        resolve({ ok: false, reason: 'busy', leader: this.replica.raft.leader });
+        return;
+      }
+      this.replica.propose(data, resolve);
+    });
+  }
+
+  /** The leader's side of a forwarded request. */
+  private async serveForwarded(op: ForwardOp): Promise<ForwardAnswer> {
+    if (this.stopped) return { ok: false, error: ERR_STOPPED };
+    if (this.replica.raft.role !== 'leader') return { ok: false, error: ERR_NOT_LEADER };
+    if (op.op === 'timeToLive') {
+      return {
+        ok: true,
+        value: this.machine.leaseTimeToLive(op.id, this.clock.nowMs(), op.keys),
+        index: this.replica.raft.log.applied,
+      };
+    }
+    const o = await this.proposeLocal(op);
+    if (o.ok) return { ok: true, value: o.result, index: o.index };
+    if (o.reason === 'notLeader') return { ok: false, error: ERR_NOT_LEADER };
+    if (o.reason === 'busy') return { ok: false, error: ERR_TOO_MANY_REQUESTS };
+    return { ok: false, error: ERR_LEADER_CHANGED };
+  }
+
+  /** Run a leader-only query here or on the leader. */
+  private async onLeader(op: ForwardOp, signal?: AbortSignal): Promise<unknown> {
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    for (;;) {
+      this.checkLive(signal);
+      const raft = this.replica.raft;
+      if (raft.role === 'leader') {
+        const a = await this.serveForwarded(op);
+        if (a.ok) return a.value;
+        throw new ApiError(a.error);
+      }
+      if (raft.leader === NONE) {
+        await this.waitLeader(deadline, signal);
+        continue;
+      }
+      const a = await this.forwarder.request(
+        raft.leader,
+        op,
+        Math.max(1, deadline - this.clock.nowMs()),
+        signal,
+      );
+      if (a.ok) return a.value;
+      // Only queries come here, so asking the next leader again is safe.
+      if (
+        a.error.message === ERR_NOT_LEADER.message ||
+        a.error.message === ERR_LEADER_CHANGED.message
+      ) {
+        await this.sleepUntilChange(deadline, signal);
+        continue;
+      }
+      throw new ApiError(a.error);
+    }
+  }
+
+  private async changeConf(
+    cc: { type: 'addVoter' | 'addLearner' | 'removeNode'; nodeId: NodeId },
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    const done = (): boolean => {
+      const c = this.replica.raft.conf();
+      const inVoters = c.voters.includes(cc.nodeId);
+      const inLearners = c.learners.includes(cc.nodeId);
+      if (cc.type === 'removeNode') return !inVoters && !inLearners;
+      return cc.type === 'addVoter' ? inVoters : inLearners;
+    };
+    while (!done()) {
+      this.checkLive(signal);
+      if (this.replica.raft.role !== 'leader') throw new ApiError(ERR_NOT_LEADER);
+      this.replica.proposeConfChange(cc);
+      await this.sleepUntilChange(deadline, signal);
+    }
+  }
+
+  // ---- Leases: the leader's clock ----
+
+  private expireLeases(): void {
+    const raft = this.replica.raft;
+    if (this.stopped || raft.role !== 'leader' || this.leaseReadyTerm !== raft.term) return;
+    const ids = this.machine.expiredLeases(this.clock.nowMs(), LEASE_REVOKES_PER_CHECK_MAX);
+    for (const id of ids) {
+      if (this.revoking.has(id)) continue;
+      this.revoking.add(id);
+      this.propose({ type: 'leaseRevoke', id })
+        .catch((e: unknown) => {
+          if (statusOf(e) === null) this.log.warn({ err: String(e) }, 'lease revoke failed');
+        })
+        .finally(() => this.revoking.delete(id));
+    }
+  }
+
+  /** A new leader gives every lease a fresh TTL before it may expire any (reference b.9). */
+  private refreshLeases(t: Term): void {
+    const cmd: Command = { type: 'leaseRefreshAll', nowMs: 0, extraMs: this.cfg.electionMs };
+    this.propose(cmd)
+      .then(() => {
+        if (this.replica.raft.term === t && this.replica.raft.role === 'leader')
+          this.leaseReadyTerm = t;
+      })
+      .catch(() => undefined);
+  }
+
+  // ---- Events ----
+
+  private onSoftState(): void {
+    const raft = this.replica.raft;
+    if (raft.role === 'leader' && this.lastRole !== 'leader') {
+      this.log.info({ term: raft.term }, 'became leader');
+      this.refreshLeases(raft.term);
+    }
+    if (raft.role !== 'leader' && this.lastRole === 'leader')
+      this.log.info({ term: raft.term, leader: hexId(raft.leader) }, 'stepped down');
+    this.lastRole = raft.role;
+    if (raft.leader !== this.lastLeader) {
+      // Requests forwarded to the old leader may or may not have been applied: the client
+      // hears so now (etcd: "leader changed") rather than at the deadline.
+      if (this.lastLeader !== NONE) this.forwarder.failTo(this.lastLeader, ERR_LEADER_CHANGED);
+      this.lastLeader = raft.leader;
+      if (raft.leader === NONE) this.log.warn({ term: raft.term }, 'no leader');
+      else this.log.info({ term: raft.term, leader: hexId(raft.leader) }, 'leader elected');
+      for (const l of [...this.leaderListeners]) l(BigInt(raft.leader));
+      for (const w of [...this.leaderWaiters]) w();
+      this.leaderWaiters.clear();
+      if (raft.leader !== NONE) this.publishSelf();
+    }
+  }
+
+  private onApplied(index: LogIndex): void {
+    if (this.appliedWaiters.length === 0) return;
+    const ready = this.appliedWaiters.filter((w) => w.index <= index);
+    if (ready.length === 0) return;
+    this.appliedWaiters = this.appliedWaiters.filter((w) => w.index > index);
+    for (const w of ready) w.resolve();
+  }
+
+  private onPeerEvent(e: PeerEvent): void {
+    if (e.type === 'refused') this.log.warn({ reason: e.reason }, 'peer connection refused');
+    else if (e.type === 'dropped')
+      this.log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer queue full');
+  }
+
+  /**
+   * Tell the cluster our name and client URLs (etcd "publishes" member attributes the same
+   * way), once per run, so MemberList shows where clients reach us. The leader proposes it.
+   */
+  private publishSelf(): void {
+    if (this.published) return;
+    const mine = this.sm.memberTable().get(String(this.id));
+    const want: MemberRecord = {
+      id: String(this.id),
+      name: this.cfg.name,
+      peerUrls: this.initialIds.get(this.id)?.peerUrls ?? [],
+      clientUrls: this.cfg.advertiseClientUrls,
+    };
+    if (mine && JSON.stringify(mine) === JSON.stringify(want)) {
+      this.published = true;
+      return;
+    }
+    this.published = true;
+    this.proposeEntry({ op: 'member', cmd: { type: 'memberSet', member: want } }, undefined).catch(
+      (e: unknown) => {
+        this.published = false;
+        this.log.warn(
+          { err: e instanceof Error ? e.message : String(e) },
+          'publishing member failed',
+        );
+      },
+    );
+  }
+
+  private syncPeers(): void {
+    if (!this.transport) return;
+    for (const rec of this.sm.memberTable().values()) {
+      const url = rec.peerUrls[0];
+      if (url !== undefined) this.transport.addPeer(Number(rec.id) as NodeId, urlAddress(url));
+    }
+  }
+
+  // ---- Waiting ----
+
+  private checkLive(signal: AbortSignal | undefined): void {
+    if (this.stopped) throw new ApiError(ERR_STOPPED);
+    if (signal?.aborted) throw new ApiError(ERR_CANCELED);
+  }
+
+  private waitLeader(deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.hasLeader()) return Promise.resolve();
+    return this.waitFor(
+      (wake) => {
+        this.leaderWaiters.add(wake);
+        return () => this.leaderWaiters.delete(wake);
+      },
+      deadline,
+      signal,
+      ERR_NO_LEADER,
+    );
+  }
+
+  /** Wait a heartbeat (a leader change or a commit usually follows), within the deadline. */
+  private sleepUntilChange(deadline: number, signal: AbortSignal | undefined): Promise<void> {
+    return this.waitFor(
+      (wake) => this.clock.after(this.cfg.heartbeatMs, wake),
+      deadline,
+      signal,
+      ERR_TIMEOUT,
+    );
+  }
+
+  private waitApplied(index: number, deadline: number, signal?: AbortSignal): Promise<void> {
+    if (this.replica.raft.log.applied >= index) return Promise.resolve();
+    return this.waitFor(
+      (wake) => {
+        const w = { index, resolve: wake };
+        this.appliedWaiters.push(w);
+        return () => {
+          this.appliedWaiters = this.appliedWaiters.filter((x) => x !== w);
+        };
+      },
+      deadline,
+      signal,
+      ERR_TIMEOUT,
+    );
+  }
+
+  /** Resolve when `arm`'s wake fires; reject at the deadline or on abort. */
+  private waitFor(
+    arm: (wake: () => void) => () => void,
+    deadline: number,
+    signal: AbortSignal | undefined,
+    onTimeout: EtcdError,
+  ): Promise<void> {
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const finish = (err: EtcdError | undefined): void => {
+        if (done) return;
+        done = true;
+        disarm();
+        cancelTimer();
+        signal?.removeEventListener('abort', onAbort);
+        if (err) reject(new ApiError(err));
+        else resolve();
+      };
+      const onAbort = (): void => finish(ERR_CANCELED);
+      const disarm = arm(() => finish(this.stopped ? ERR_STOPPED : undefined));
+      const cancelTimer = this.clock.after(Math.max(0, deadline - this.clock.nowMs()), () =>
+        finish(onTimeout),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private withDeadline<T>(p: Promise<T>, deadline: number, signal?: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cancel = this.clock.after(Math.max(0, deadline - this.clock.nowMs()), () =>
+        reject(new ApiError(ERR_TIMEOUT)),
+      );
+      const onAbort = (): void => reject(new ApiError(ERR_CANCELED));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          cancel();
+          signal?.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e: unknown) => {
+          cancel();
+          signal?.removeEventListener('abort', onAbort);
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
+    });
+  }
+}

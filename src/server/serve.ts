@@ -1,0 +1,60 @@
+// A whole member: the node (Raft, disk, peers) and the client API on its client URLs, with one
+// stop for both. What `tenure start` runs, and what in-process tests can run too.
+import { mkdirSync } from 'node:fs';
+import type { StartOptions } from './config.js';
+import { EtcdNode, NODE_DEFAULTS, type NodeLogger } from './node.js';
+import { startClientApi } from './api/client-listener.js';
+
+export interface RunningMember {
+  readonly node: EtcdNode;
+  /** Client URLs actually bound (a port 0 in the options becomes the chosen port). */
+  readonly clientUrls: readonly string[];
+  stop(): Promise<void>;
+}
+
+export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<RunningMember> {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const listenPeer = new URL(opts.listenPeerUrls[0] as string);
+  const node = await EtcdNode.start({
+    name: opts.name,
+    dataDir: opts.dataDir,
+    listenPeer: { host: listenPeer.hostname, port: Number(listenPeer.port) },
+    advertiseClientUrls: opts.advertiseClientUrls,
+    initialCluster: opts.initialCluster,
+    initialClusterState: opts.initialClusterState,
+    initialClusterToken: opts.initialClusterToken,
+    heartbeatMs: opts.heartbeatMs,
+    electionMs: opts.electionMs,
+    snapshotCount: opts.snapshotCount,
+    requestTimeoutMs: NODE_DEFAULTS.requestTimeoutMs,
+    log,
+  });
+  let api: Awaited<ReturnType<typeof startClientApi>>;
+  try {
+    api = await startClientApi({
+      backend: node,
+      urls: opts.listenClientUrls,
+      log,
+      config: { requestBytesMax: opts.maxRequestBytes },
+    });
+  } catch (e) {
+    await node.stop();
+    throw e;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    node,
+    clientUrls: api.ports.map((port, i) => {
+      const u = new URL(opts.listenClientUrls[i] as string);
+      u.port = String(port);
+      return u.origin;
+    }),
+    stop: () => {
+      stopping ??= (async () => {
+        await api.close();
+        await node.stop();
+      })();
+      return stopping;
+    },
+  };
+}
