@@ -367,6 +367,18 @@ export class Replica<R> {
     }
   }
 
+  /**
+   * Take a snapshot of everything applied and drop the whole log below it, now. Before adding a
+   * member: a new member learns the configuration it joins from a snapshot, never by replaying
+   * a log whose first configuration is implicit (the bootstrap --initial-cluster).
+   */
+  snapshotNow(): void {
+    const log = this.raft.log;
+    if (this.stopped || log.applied <= log.snapshotIndex) return;
+    this.ownSnapshot = this.raft.compact(log.applied, this.sm.snapshot(), 0);
+    this.process();
+  }
+
   private maybeCompact(): void {
     const log = this.raft.log;
     const since = this.raft.lastSnapshot?.index ?? log.snapshotIndex;

@@ -13,7 +13,13 @@ import { decodeTagged, encodeTagged } from '../core/state/tagged-json.js';
 export type ForwardOp =
   | { readonly op: 'propose'; readonly cmd: Command }
   | { readonly op: 'member'; readonly cmd: MemberCommand }
-  | { readonly op: 'timeToLive'; readonly id: LeaseId; readonly keys: boolean };
+  | { readonly op: 'timeToLive'; readonly id: LeaseId; readonly keys: boolean }
+  | {
+      readonly op: 'memberAdd';
+      readonly peerUrls: readonly string[];
+      readonly isLearner: boolean;
+    }
+  | { readonly op: 'memberRemove'; readonly id: bigint };
 
 /** A leader's answer: a value, plus the log index a follower should have applied before replying. */
 export type ForwardAnswer =

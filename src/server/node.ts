@@ -4,6 +4,8 @@
 // lease when it takes over, and proposing revokes for leases its clock says have expired
 // (reference b.9). Implements KvBackend, which the client API (src/server/api) is written on.
 import { randomInt } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { assert } from '../core/base/assert.js';
 import { NONE, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
 import type { Command } from '../core/state/command.js';
@@ -16,6 +18,7 @@ import {
   ERR_MEMBER_NOT_FOUND,
   ERR_NO_LEADER,
   ERR_NOT_LEADER,
+  ERR_PEER_URL_EXIST,
   ERR_STOPPED,
   ERR_TIMEOUT,
   ERR_TOO_MANY_REQUESTS,
@@ -102,8 +105,11 @@ function urlAddress(url: string): PeerAddress {
   return { host: u.hostname, port: Number(u.port) };
 }
 
+/** The file in the data dir that records which cluster the member belongs to. */
+const CLUSTER_ID_FILE = 'cluster-id';
+
 export class EtcdNode implements KvBackend {
-  readonly clusterId: bigint;
+  private cid: bigint;
   readonly memberId: bigint;
   readonly machine: EtcdMachine;
   private readonly id: NodeId;
@@ -141,7 +147,7 @@ export class EtcdNode implements KvBackend {
       ids.set(id, m);
     }
     this.initialIds = ids;
-    this.clusterId = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
+    this.cid = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
     this.machine = new EtcdMachine();
     this.sm = new ServerMachine(this.machine);
     this.forwarder = new Forwarder(
@@ -165,8 +171,24 @@ export class EtcdNode implements KvBackend {
       assert(url !== undefined, 'member without peer URL');
       peers.set(id, urlAddress(url));
     }
+    // The cluster ID is fixed when the data dir is first used: computed from --initial-cluster
+    // for a new cluster, adopted from the cluster for a member that joins an existing one.
+    const idFile = join(cfg.dataDir, CLUSTER_ID_FILE);
+    mkdirSync(cfg.dataDir, { recursive: true });
+    let known: string | undefined;
+    if (existsSync(idFile)) known = readFileSync(idFile, 'utf8').trim();
+    else if (cfg.initialClusterState === 'new') {
+      known = hexId(this.cid);
+      writeFileSync(idFile, `${known}\n`);
+    }
+    this.cid = known === undefined ? 0n : BigInt(`0x${known}`);
     this.transport = await PeerTransport.start({
-      clusterId: hexId(this.clusterId),
+      clusterId: known,
+      onClusterId: (id) => {
+        this.cid = BigInt(`0x${id}`);
+        writeFileSync(idFile, `${id}\n`);
+        this.log.info({ clusterId: id }, 'joined cluster');
+      },
       self: this.id,
       listen: cfg.listenPeer,
       peers,
@@ -225,6 +247,10 @@ export class EtcdNode implements KvBackend {
   }
 
   // ---- KvBackend ----
+
+  get clusterId(): bigint {
+    return this.cid;
+  }
 
   raftTerm(): number {
     return this.replica.raft.term;
@@ -314,23 +340,43 @@ export class EtcdNode implements KvBackend {
     isLearner: boolean,
     signal?: AbortSignal,
   ): Promise<MemberInfo> {
+    return (await this.onLeader({ op: 'memberAdd', peerUrls, isLearner }, signal)) as MemberInfo;
+  }
+
+  async memberRemove(id: bigint, signal?: AbortSignal): Promise<void> {
+    await this.onLeader({ op: 'memberRemove', id }, signal);
+  }
+
+  /** On the leader: record the member's URLs, then add it to the configuration. */
+  private async memberAddLocal(
+    peerUrls: readonly string[],
+    isLearner: boolean,
+    signal?: AbortSignal,
+  ): Promise<MemberInfo> {
     const id = memberIdOf(peerUrls, this.cfg.initialClusterToken);
+    const conf = this.replica.raft.conf();
+    if (conf.voters.includes(id) || conf.learners.includes(id))
+      throw new ApiError(ERR_PEER_URL_EXIST);
     const record: MemberRecord = { id: String(id), name: '', peerUrls, clientUrls: [] };
     await this.proposeEntry({ op: 'member', cmd: { type: 'memberSet', member: record } }, signal);
+    // The new member learns the configuration from a snapshot, not from a log that starts
+    // with the implicit bootstrap configuration.
+    this.replica.snapshotNow();
     await this.changeConf({ type: isLearner ? 'addLearner' : 'addVoter', nodeId: id }, signal);
     return { id: BigInt(id), name: '', peerUrls, clientUrls: [], isLearner };
   }
 
-  async memberRemove(id: bigint, signal?: AbortSignal): Promise<void> {
+  private async memberRemoveLocal(id: bigint, signal?: AbortSignal): Promise<void> {
     const conf = this.replica.raft.conf();
     const nid = Number(id) as NodeId;
     if (!conf.voters.includes(nid) && !conf.learners.includes(nid))
       throw new ApiError(ERR_MEMBER_NOT_FOUND);
-    await this.changeConf({ type: 'removeNode', nodeId: nid }, signal);
+    // The record first: once the change is in, a leader removing itself no longer leads.
     await this.proposeEntry(
       { op: 'member', cmd: { type: 'memberDelete', id: String(nid) } },
       signal,
     );
+    await this.changeConf({ type: 'removeNode', nodeId: nid }, signal);
   }
 
   onLeaderChange(listener: (leader: bigint) => void): () => void {
@@ -430,6 +476,14 @@ export class EtcdNode implements KvBackend {
   private async serveForwarded(op: ForwardOp): Promise<ForwardAnswer> {
     if (this.stopped) return { ok: false, error: ERR_STOPPED };
     if (this.replica.raft.role !== 'leader') return { ok: false, error: ERR_NOT_LEADER };
+    if (op.op === 'memberAdd') {
+      const value = await this.memberAddLocal(op.peerUrls, op.isLearner);
+      return { ok: true, value, index: this.replica.raft.log.applied };
+    }
+    if (op.op === 'memberRemove') {
+      await this.memberRemoveLocal(op.id);
+      return { ok: true, value: null, index: this.replica.raft.log.applied };
+    }
     if (op.op === 'timeToLive') {
       return {
         ok: true,
@@ -466,7 +520,8 @@ export class EtcdNode implements KvBackend {
         signal,
       );
       if (a.ok) return a.value;
-      // Only queries come here, so asking the next leader again is safe.
+      // Queries and member changes (which refuse to be done twice) come here, so asking the
+      // next leader again is safe.
       if (
         a.error.message === ERR_NOT_LEADER.message ||
         a.error.message === ERR_LEADER_CHANGED.message

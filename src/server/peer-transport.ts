@@ -28,7 +28,14 @@ export interface PeerAddress {
 }
 
 export interface PeerTransportOptions {
-  readonly clusterId: string;
+  /**
+   * The cluster this node belongs to. Undefined for a member joining an existing cluster that
+   * has not heard from it yet: it adopts the ID of the first known member that connects (one
+   * of its --initial-cluster peers, which only a cluster that added it will do).
+   */
+  readonly clusterId: string | undefined;
+  /** Told once when a joining member adopts the cluster's ID (to persist it). */
+  readonly onClusterId?: (clusterId: string) => void;
   readonly self: NodeId;
   /** Where to listen for peers; 127.0.0.1 unless the operator says otherwise. */
   readonly listen: PeerAddress;
@@ -96,7 +103,7 @@ class Outbound {
   constructor(
     private readonly peer: NodeId,
     private readonly addr: PeerAddress,
-    private readonly hello: Buffer,
+    private readonly hello: () => Buffer,
     private readonly onEvent: (e: PeerEvent) => void,
   ) {}
 
@@ -120,7 +127,7 @@ class Outbound {
     s.on('connect', () => {
       this.connected = true;
       this.backoffMs = PEER_BACKOFF_MIN_MS;
-      s.write(this.hello);
+      s.write(this.hello());
       this.onEvent({ type: 'connected', peer: this.peer });
       this.scheduleFlush();
     });
@@ -172,12 +179,13 @@ export class PeerTransport implements Transport {
   private readonly outbound = new Map<NodeId, Outbound>();
   private readonly inbound = new Set<Socket>();
   private readonly onEvent: (e: PeerEvent) => void;
-  private readonly helloFrame: Buffer;
+  private clusterId: string | undefined;
+  private readonly helloFrame = (): Buffer => hello(this.clusterId ?? '', this.opts.self);
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
     this.server = createServer((s) => this.accept(s));
-    this.helloFrame = hello(opts.clusterId, opts.self);
+    this.clusterId = opts.clusterId;
     for (const [id, addr] of opts.peers) {
       if (id !== opts.self)
         this.outbound.set(id, new Outbound(id, addr, this.helloFrame, this.onEvent));
@@ -242,9 +250,13 @@ export class PeerTransport implements Transport {
             const sender = payload.readDoubleLE(4) as NodeId;
             const len = payload.readUInt16LE(12);
             const clusterId = decoder.decode(payload.subarray(14, 14 + len));
-            if (clusterId !== this.opts.clusterId) {
+            if (this.clusterId === undefined && this.outbound.has(sender) && clusterId !== '') {
+              this.clusterId = clusterId;
+              this.opts.onClusterId?.(clusterId);
+            }
+            if (clusterId !== this.clusterId) {
               return refuse(
-                `peer ${sender} belongs to cluster '${clusterId}', not '${this.opts.clusterId}'`,
+                `peer ${sender} belongs to cluster '${clusterId}', not '${this.clusterId ?? '(not joined yet)'}'`,
               );
             }
             from = sender;

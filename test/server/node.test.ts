@@ -159,3 +159,42 @@ test('a lease expires through a revoke the leader proposes, deleting its keys', 
     await Promise.all(nodes.map((m) => m.stop()));
   }
 });
+
+test('a member added at run time joins from a snapshot, serves, and can be removed', async () => {
+  const cfgs = await configs(4);
+  const three = cfgs
+    .slice(0, 3)
+    .map((c) => ({ ...c, initialCluster: c.initialCluster.slice(0, 3) }));
+  const nodes = await Promise.all(three.map((c) => EtcdNode.start(c)));
+  let joiner: EtcdNode | undefined;
+  try {
+    await until('a leader', () => nodes.some((n) => n.isLeader));
+    for (let i = 0; i < 30; i++) await put(nodes[i % 3] as EtcdNode, `j${i % 5}`, `v${i}`);
+    const fourth = cfgs[3] as NodeConfig;
+    const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
+    // Through a follower: forwarded to the leader.
+    const added = await follower.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false);
+    joiner = await EtcdNode.start({ ...fourth, initialClusterState: 'existing' });
+    const j = joiner;
+    await until(
+      'the new member to catch up',
+      () => j.machine.revision === follower.machine.revision,
+    );
+    assert.equal(joiner.clusterId, follower.clusterId);
+    assert.equal(get(joiner, 'j4'), 'v29');
+    await put(joiner, 'from-joiner', 'yes');
+    assert.equal(get(joiner, 'from-joiner'), 'yes');
+    await until('four members everywhere', () => nodes.every((n) => n.members().length === 4));
+    await assert.rejects(follower.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false), {
+      message: 'etcdserver: Peer URLs already exists',
+    });
+    await follower.memberRemove(added.id);
+    await until('three members again', () => nodes.every((n) => n.members().length === 3));
+    await assert.rejects(follower.memberRemove(added.id), {
+      message: 'etcdserver: member not found',
+    });
+    await put(follower, 'after-remove', 'ok');
+  } finally {
+    await Promise.all([...nodes, ...(joiner ? [joiner] : [])].map((n) => n.stop()));
+  }
+});

@@ -59,6 +59,7 @@ export const ERR_DEADLINE_EXCEEDED = err(
   'DeadlineExceeded',
   'etcdserver: context deadline exceeded',
 );
+export const ERR_PEER_URL_EXIST = err('FailedPrecondition', 'etcdserver: Peer URLs already exists');
 export const ERR_MEMBER_NOT_FOUND = err('NotFound', 'etcdserver: member not found');
 export const ERR_WATCH_CANCELED = err('Canceled', 'etcdserver: watch canceled');
 /** The Election service's plain Go errors reach clients with code Unknown (reference b.2). */
