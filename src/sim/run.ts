@@ -1,6 +1,7 @@
 // One simulated run: real replicas on a virtual clock, a seeded network and seeded disks, faults
 // from the schedule, a client workload, invariants checked on every event, and at the end
-// linearizability, liveness after healing and convergence.
+// linearizability, liveness after healing and convergence. Each replica runs the server's state
+// machine, the etcd key space (EtcdMachine), unchanged behind client sessions (SessionMachine).
 import { AssertionError } from '../core/base/assert.js';
 import { fnvNumber, FNV_OFFSET } from '../core/base/hash.js';
 import type { Mutants } from '../core/base/mutants.js';
@@ -9,13 +10,14 @@ import { prng, type Prng } from '../core/base/prng.js';
 import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import { MESSAGE_TYPE_CODES, type ConfState, type Message } from '../core/raft/types.js';
+import { isEtcdError } from '../core/state/etcd-errors.js';
+import { EtcdMachine, type EtcdResult } from '../core/state/etcd-machine.js';
 import {
-  decodeRegisterCommand,
-  encodeRegisterCommand,
-  RegisterMachine,
-  type RegisterApplyResult,
-  type RegisterOp,
-} from '../core/state/registers.js';
+  decodeSessionEntry,
+  encodeSessionEntry,
+  SessionMachine,
+  type SessionApplyResult,
+} from '../core/state/session-machine.js';
 import type { Cancel, Clock, Transport } from '../replica/io.js';
 import { Replica } from '../replica/replica.js';
 import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
@@ -31,7 +33,9 @@ import {
 } from './invariants.js';
 import { deliveryDelays, Partitions } from './network.js';
 import type { Fault, PartitionShape, Schedule } from './schedule.js';
+import { utf8, type ClientRequest } from './kv-requests.js';
 import { Workload, type ClientNet, type Reply } from './workload.js';
+import { WellFormedOnly } from './well-formed.js';
 
 export interface RunResult {
   readonly seed: number;
@@ -65,10 +69,14 @@ const SOURCE_CLIENT = -1;
 const SOURCE_DISK = -2;
 const SOURCE_TIMER = -3;
 
+type SimResult = SessionApplyResult<EtcdResult>;
+
 class SimNode {
   state: NodeState = 'up';
   epoch = 0;
-  replica: Replica<RegisterApplyResult> | undefined;
+  replica: Replica<SimResult> | undefined;
+  /** The key space inside `replica`'s state machine, for reads. */
+  etcd: EtcdMachine | undefined;
   held: Held[] = [];
   /** While down: the log it would restart with. */
   ghost: LogHolder | undefined;
@@ -204,7 +212,8 @@ class Simulation {
     const clock = this.nodeClock(node, epoch);
     const transport: Transport = { send: (m) => this.send(m) };
     try {
-      const replica = new Replica<RegisterApplyResult>(
+      const etcd = new EtcdMachine();
+      const replica = new Replica<SimResult>(
         {
           id: node.id,
           initialConf: this.initialConf,
@@ -220,7 +229,7 @@ class Simulation {
           seed: this.root.fork(`node-${node.id}-${epoch}`).seed,
           mutants: this.mutants,
         },
-        new RegisterMachine(this.mutants),
+        new SessionMachine(new WellFormedOnly(etcd), this.mutants),
         clock,
         transport,
         node.disk,
@@ -229,8 +238,8 @@ class Simulation {
           onApply: (id, e) => {
             this.inv.onApply(id, e);
             if (e.type === 'normal' && e.data.length > 0) {
-              const c = decodeRegisterCommand(e.data);
-              this.appliedCommands.add(`${c.session}:${c.seq}`);
+              const c = decodeSessionEntry(e.data);
+              if (c) this.appliedCommands.add(`${c.session}:${c.seq}`);
             }
           },
           onSoftState: (id, s) => {
@@ -250,6 +259,7 @@ class Simulation {
         },
       );
       node.replica = replica;
+      node.etcd = etcd;
     } catch (e) {
       if (e instanceof InvariantViolation) throw e;
       const msg = e instanceof Error ? e.message : String(e);
@@ -298,10 +308,7 @@ class Simulation {
     for (const n of this.nodes.values()) {
       if (n.state !== 'up' || !n.replica) continue;
       const r = n.replica.raft;
-      if (
-        r.role === 'leader' &&
-        (!best || r.term > (best.replica as Replica<RegisterApplyResult>).raft.term)
-      )
+      if (r.role === 'leader' && (!best || r.term > (best.replica as Replica<SimResult>).raft.term))
         best = n;
     }
     return best;
@@ -335,7 +342,7 @@ class Simulation {
         id: NodeId,
         session: number,
         seq: number,
-        op: RegisterOp,
+        request: ClientRequest,
         reply: (r: Reply) => void,
       ) => {
         const there = 0.1 + this.netPrng.exp(0.5);
@@ -345,10 +352,11 @@ class Simulation {
           const epoch = node.epoch;
           node.run(SOURCE_CLIENT, () => {
             const rep = node.replica;
-            if (!rep || node.epoch !== epoch) return;
+            const etcd = node.etcd;
+            if (!rep || !etcd || node.epoch !== epoch) return;
             const back = (r: Reply): void =>
               q.after(0.1 + this.netPrng.exp(0.5), 5, () => reply(r));
-            this.serve(rep, session, seq, op, back);
+            this.serve(rep, etcd, session, seq, request, back);
           });
         });
       },
@@ -356,27 +364,32 @@ class Simulation {
   }
 
   private serve(
-    rep: Replica<RegisterApplyResult>,
+    rep: Replica<SimResult>,
+    etcd: EtcdMachine,
     session: number,
     seq: number,
-    op: RegisterOp,
+    request: ClientRequest,
     reply: (r: Reply) => void,
   ): void {
-    if (op.type === 'get') {
+    if (request.type === 'range') {
       rep.read((o) => {
-        if (!o.ok) reply({ ok: false, leader: o.leader });
-        else
-          reply({
-            ok: true,
-            result: { type: 'get', value: (rep.stateMachine as RegisterMachine).get(op.key) },
-          });
+        if (!o.ok) {
+          reply({ ok: false, leader: o.leader });
+          return;
+        }
+        // The applied state has reached the read index: a Range of it is linearizable (§6.4).
+        const response = etcd.range({ key: utf8(request.key) });
+        if (isEtcdError(response))
+          throw new InvariantViolation('node-assertion', `range refused: ${response.message}`);
+        reply({ ok: true, result: { type: 'range', response } });
       });
       return;
     }
-    rep.propose(encodeRegisterCommand({ session, seq, op }), (o) => {
+    const data = encodeSessionEntry({ session, seq, command: request.data });
+    rep.propose(data, (o) => {
       if (!o.ok || o.result === undefined)
         reply({ ok: false, leader: o.ok ? rep.raft.leader : o.leader });
-      else reply({ ok: true, result: o.result.result });
+      else reply({ ok: true, result: { type: 'command', result: o.result.result } });
     });
   }
 
@@ -481,6 +494,7 @@ class Simulation {
   private crash(n: SimNode): void {
     n.replica?.stop();
     n.replica = undefined;
+    n.etcd = undefined;
     n.state = 'down';
     n.epoch++;
     n.held = [];
@@ -667,6 +681,7 @@ class Simulation {
       if (n && n.state !== 'removed') {
         n.replica?.stop();
         n.replica = undefined;
+        n.etcd = undefined;
         n.state = 'removed';
         this.inv.forget(id);
       }
@@ -728,15 +743,10 @@ class Simulation {
         for (let k = 0; k < cfg.keys; k++) {
           const client = this.workload.newClient();
           finalReads++;
-          this.workload.run(
-            client,
-            { type: 'get', key: this.workload.key(k) },
-            20 * electionMs - 50,
-            (ok) => {
-              if (ok) finalDone++;
-              else finalFailed++;
-            },
-          );
+          this.workload.run(client, this.workload.getOp(k), 20 * electionMs - 50, (ok) => {
+            if (ok) finalDone++;
+            else finalFailed++;
+          });
         }
       });
       const eventsMax = this.eventsMax;

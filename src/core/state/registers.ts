@@ -1,7 +1,8 @@
 // A replicated map of string registers with get/put/append/delete/cas, and client sessions that
 // make retried commands idempotent (Raft thesis §6.3): each client numbers its commands, and a
 // command whose number was already applied returns the recorded result instead of applying again.
-// It is the simulator's workload state machine until the etcd key space plugs into the same loop.
+// The simulator now replicates the etcd key space behind SessionMachine (session-machine.ts); this
+// small machine remains for tests that need a replicated state machine without the key space.
 import { fnvNumber, fnvString, FNV_OFFSET } from '../base/hash.js';
 import type { Mutants } from '../base/mutants.js';
 import { NO_MUTANTS } from '../base/mutants.js';
