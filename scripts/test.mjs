@@ -11,7 +11,14 @@ process.chdir(root);
 
 // Debian packages the suites need, by the command that proves each is present.
 const systemNeeds = [
-  // { command: 'etcd', pkg: 'etcd-server' },
+  // Real etcd 3.4 and etcdctl for test/cluster and test/compat. The harness starts its own members
+  // on OS-chosen 127.0.0.1 ports and stops them by PID. etcd-server's postinst runs
+  // `invoke-rc.d etcd start` (and enables etcd.service under systemd): containers with a
+  // policy-rc.d that denies starts (exit 101) or without an init get no daemon; elsewhere a
+  // daemon is left on 127.0.0.1:2379/2380. The suites never use those ports, but stop it with
+  // `sudo systemctl disable --now etcd` (or `sudo service etcd stop`) if it is not wanted.
+  { command: 'etcd', pkg: 'etcd-server' },
+  { command: 'etcdctl', pkg: 'etcd-client' },
 ];
 
 function have(command) {

@@ -87,7 +87,12 @@ function killLive(): void {
     }
   }
 }
-process.on('exit', killLive);
+/** Temporary data roots of clusters not yet stopped, removed if the test process exits early. */
+const liveRoots = new Set<string>();
+process.on('exit', () => {
+  killLive();
+  for (const root of liveRoots) rmSync(root, { recursive: true, force: true });
+});
 // A test run interrupted by a signal skips 'exit' handlers; stop the members first.
 for (const [signal, code] of [
   ['SIGINT', 130],
@@ -139,6 +144,7 @@ class RealCluster implements Cluster {
     this.#members = members;
     this.#root = root;
     this.#env = env;
+    liveRoots.add(root);
     for (let i = 0; i < members.length; i++) this.#spawn(i);
   }
 
@@ -298,6 +304,7 @@ class RealCluster implements Cluster {
       await this.#waitExit(m, pid);
     }
     rmSync(this.#root, { recursive: true, force: true });
+    liveRoots.delete(this.#root);
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -2,6 +2,7 @@
 // (op counts against the remaining budget, empty keys, empty ops), then the duplicate-key rule,
 // then every compare of the whole tree evaluated against the state before the txn (the "path"),
 // then checks of the chosen ops against the store, and only then the writes, all at one revision.
+import type { Revision } from '../base/units.js';
 import type { EtcdError } from './etcd-errors.js';
 import {
   ERR_DUPLICATE_KEY,
@@ -179,6 +180,8 @@ export function executeTxn(s: KvState, req: TxnRequest, path: TxnPath): TxnRespo
 }
 
 /** Give every response in the tree the txn's final header. */
+const EMPTY_HEADER: TxnResponse['header'] = Object.freeze({ revision: 0 as Revision });
+
 export function withTxnHeader(resp: TxnResponse, revision: TxnResponse['header']): TxnResponse {
   return {
     header: revision,
@@ -192,7 +195,11 @@ export function withTxnHeader(resp: TxnResponse, revision: TxnResponse['header']
         case 'deleteRange':
           return { type: 'deleteRange', response: { ...r.response, header: revision } };
         case 'txn':
-          return { type: 'txn', response: withTxnHeader(r.response, revision) };
+          // etcd leaves a nested txn's own header empty; its operations carry the revision.
+          return {
+            type: 'txn',
+            response: { ...withTxnHeader(r.response, revision), header: EMPTY_HEADER },
+          };
       }
     }),
   };

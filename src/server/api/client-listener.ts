@@ -4,6 +4,7 @@
 // the gateway. The bytes read to decide are put back (`unshift`) before the hand-over.
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { AuthorityFixStream } from './h2-authority.js';
 import * as grpc from '@grpc/grpc-js';
 import type { ClientApiConfig } from './api-config.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
@@ -93,7 +94,8 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       sniffing.delete(socket);
       socket.unshift(seen);
       if (protocol === 'http2') {
-        injector.injectConnection(socket);
+        // Through the authority fix: etcd 3.4's Go client may send a URL as :authority.
+        injector.injectConnection(new AuthorityFixStream(socket));
       } else {
         httpServer.emit('connection', socket);
         // node:http reads through 'data' events once the socket flows again, starting with
