@@ -40,12 +40,21 @@ export class LocalClusterError extends Error {
 
 const binPath = fileURLToPath(new URL('../../../bin/tenure', import.meta.url));
 
+/**
+ * Whether `pid` is still one of our members: alive and running `tenure start` (a PID recorded
+ * long ago may belong to another program by now, which must never be signalled).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.includes('tenure') && cmd.includes('start');
+  } catch {
+    return true; // no /proc: trust the signal check
   }
 }
 

@@ -166,9 +166,18 @@ export class Replica<R> {
     return this.cfg.id;
   }
 
-  stop(): void {
+  /**
+   * Stop. A server answers its waiting proposals and reads now (dropped, not leader); the
+   * simulator's crashes do not, since a crashed node answers nothing.
+   */
+  stop(answerWaiting = false): void {
     this.stopped = true;
     this.cancelTick();
+    if (!answerWaiting) return;
+    this.failProposals();
+    const reads = [...this.reads.values()];
+    this.reads.clear();
+    for (const r of reads) r.done({ ok: false, reason: 'notLeader', leader: this.raft.leader });
   }
 
   private tick(): void {
@@ -203,10 +212,11 @@ export class Replica<R> {
     this.process();
   }
 
-  proposeConfChange(cc: ConfChange): boolean {
+  /** The change's log index, or undefined when the core refused it. */
+  proposeConfChange(cc: ConfChange): LogIndex | undefined {
     const r = this.raft.proposeConfChange(cc);
     this.process();
-    return r.ok;
+    return r.ok ? r.index : undefined;
   }
 
   transferLeader(to: NodeId): boolean {
@@ -215,19 +225,25 @@ export class Replica<R> {
     return ok;
   }
 
-  /** A linearizable read point: `done` runs once the applied index has reached it (§6.4). */
-  read(done: (o: ReadOutcome) => void): void {
+  /**
+   * A linearizable read point: `done` runs once the applied index has reached it (§6.4). The
+   * returned function forgets the read (a caller that gave up on it), so a read whose request
+   * or answer was lost does not stay pending until the next leader change.
+   */
+  read(done: (o: ReadOutcome) => void): () => void {
     if (this.reads.size >= PENDING_REQUESTS_MAX) {
       done({ ok: false, reason: 'busy', leader: this.raft.leader });
-      return;
+      return noop;
     }
     const context = this.nextReadContext++;
     if (!this.raft.readIndex(context)) {
-      done({ ok: false, reason: 'notLeader', leader: this.raft.leader });
-      return;
+      const busy = this.raft.role === 'leader';
+      done({ ok: false, reason: busy ? 'busy' : 'notLeader', leader: this.raft.leader });
+      return noop;
     }
     this.reads.set(context, { index: undefined, done });
     this.process();
+    return () => this.reads.delete(context);
   }
 
   /** Drive the Ready loop until the core has nothing more or a sync is in flight. */

@@ -4,10 +4,11 @@
 // deadlines are measured on. Frames are best effort, so every request has a deadline.
 import type { NodeId } from '../core/base/units.js';
 import type { Command } from '../core/state/command.js';
-import { ERR_CANCELED, ERR_TIMEOUT } from '../core/state/etcd-errors.js';
+import { randomInt } from 'node:crypto';
+import { ERR_CANCELED, ERR_TIMEOUT, ERR_TOO_MANY_REQUESTS } from '../core/state/etcd-errors.js';
 import type { LeaseId } from '../core/state/kv-types.js';
 import type { MemberCommand } from './server-machine.js';
-import { statusOf, type ApiStatus } from './api/status.js';
+import { INTERNAL_ERROR, statusOf, type ApiStatus } from './api/status.js';
 import { decodeTagged, encodeTagged } from '../core/state/tagged-json.js';
 
 export type ForwardOp =
@@ -42,13 +43,19 @@ interface Pending {
 }
 
 export class Forwarder {
-  private nextId = 1;
+  /**
+   * Request IDs start at a random point per run: an answer queued for this node's previous run
+   * (peer queues survive reconnects) must not resolve a request of this one.
+   */
+  private nextId = randomInt(1, 2 ** 47);
   private readonly pending = new Map<number, Pending>();
 
   constructor(
     private readonly send: (to: NodeId, payload: Uint8Array) => void,
     /** Run a forwarded request on this node (the leader). */
     private readonly serve: (op: ForwardOp) => Promise<ForwardAnswer>,
+    /** A bug while serving a forwarded request: logged here, sent as an internal error. */
+    private readonly onInternalError: (e: unknown) => void = () => {},
   ) {}
 
   /** Ask `to`; resolves with its answer, or ERR_TIMEOUT / ERR_CANCELED. Never rejects. */
@@ -60,7 +67,7 @@ export class Forwarder {
   ): Promise<ForwardAnswer> {
     if (signal?.aborted) return Promise.resolve({ ok: false, error: ERR_CANCELED });
     if (this.pending.size >= FORWARD_PENDING_MAX)
-      return Promise.resolve({ ok: false, error: ERR_TIMEOUT });
+      return Promise.resolve({ ok: false, error: ERR_TOO_MANY_REQUESTS });
     const id = this.nextId++;
     return new Promise((resolve) => {
       const finish = (a: ForwardAnswer): void => {
@@ -88,14 +95,18 @@ export class Forwarder {
       return;
     }
     if (f.k === 'r') {
-      this.pending.get(f.id)?.resolve(f);
+      const p = this.pending.get(f.id);
+      // Only the member we asked may answer.
+      if (p?.to === from) p.resolve(f);
       return;
     }
     if (f.k !== 'q') return;
     this.serve(f.body).then(
       (a) => this.send(from, encodeTagged({ ...a, k: 'r', id: f.id } satisfies Frame)),
       (e: unknown) => {
-        const error: ApiStatus = statusOf(e) ?? { code: 'Unknown', message: String(e) };
+        const known = statusOf(e);
+        if (known === null) this.onInternalError(e);
+        const error: ApiStatus = known ?? INTERNAL_ERROR;
         this.send(from, encodeTagged({ k: 'r', id: f.id, ok: false, error } satisfies Frame));
       },
     );
@@ -109,7 +120,8 @@ export class Forwarder {
     for (const p of [...this.pending.values()]) if (p.to === to) p.resolve({ ok: false, error });
   }
 
-  close(): void {
-    for (const p of [...this.pending.values()]) p.resolve({ ok: false, error: ERR_TIMEOUT });
+  /** Answer every outstanding request with `error` (the node is stopping). */
+  close(error: ApiStatus = ERR_TIMEOUT): void {
+    for (const p of [...this.pending.values()]) p.resolve({ ok: false, error });
   }
 }

@@ -93,6 +93,11 @@ const LEASE_EXPIRY_CHECK_MS = 500;
 /** Revokes proposed per check at most (etcd rate-limits to 1000/s). */
 const LEASE_REVOKES_PER_CHECK_MAX = 500;
 
+/** Commands whose `nowMs` the leader stamps: they need its lease clock in force. */
+function usesLeaseClock(op: ProposeOp): boolean {
+  return op.op === 'propose' && (op.cmd.type === 'leaseGrant' || op.cmd.type === 'leaseKeepAlive');
+}
+
 type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
 
 interface AppliedWaiter {
@@ -107,6 +112,21 @@ function urlAddress(url: string): PeerAddress {
 
 /** The file in the data dir that records which cluster the member belongs to. */
 const CLUSTER_ID_FILE = 'cluster-id';
+/** The member ID the data dir was created for; a restart that derives another is refused. */
+const MEMBER_ID_FILE = 'member-id';
+
+function checkMemberId(file: string, id: string, name: string): void {
+  if (!existsSync(file)) {
+    writeFileSync(file, `${id}\n`);
+    return;
+  }
+  const recorded = readFileSync(file, 'utf8').trim();
+  if (recorded !== id)
+    throw new Error(
+      `the data dir belongs to member ${recorded}, but '${name}' with these peer URLs and ` +
+        `--initial-cluster-token is member ${id}; start it with the flags it was created with`,
+    );
+}
 
 export class EtcdNode implements KvBackend {
   private cid: bigint;
@@ -116,7 +136,7 @@ export class EtcdNode implements KvBackend {
   private readonly sm: ServerMachine;
   private readonly clock: Clock;
   private replica!: Replica<ServerResult>;
-  private transport!: PeerTransport;
+  private transport: PeerTransport | undefined;
   private readonly forwarder: Forwarder;
   private readonly log: NodeLogger;
   private stopped = false;
@@ -127,8 +147,11 @@ export class EtcdNode implements KvBackend {
   private appliedWaiters: AppliedWaiter[] = [];
   /** The term whose leader has refreshed every lease: only then may it expire leases. */
   private leaseReadyTerm: Term | 0 = 0;
+  private refreshingTerm: Term | 0 = 0;
   private readonly revoking = new Set<LeaseId>();
   private cancelExpiry: (() => void) | undefined;
+  private disk: FileDisk | undefined;
+  private opened = false;
   private published = false;
   private readonly initialIds: ReadonlyMap<NodeId, InitialMember>;
 
@@ -151,15 +174,27 @@ export class EtcdNode implements KvBackend {
     this.machine = new EtcdMachine();
     this.sm = new ServerMachine(this.machine);
     this.forwarder = new Forwarder(
-      (to, payload) => this.transport.sendApp(to, payload),
+      (to, payload) => this.transport?.sendApp(to, payload),
       (op) => this.serveForwarded(op),
+      (e) =>
+        this.log.error(
+          { err: e instanceof Error ? e.stack : String(e) },
+          'forwarded request failed',
+        ),
     );
   }
 
   /** Recover from the data directory, listen for peers and join the cluster. */
   static async start(cfg: NodeConfig): Promise<EtcdNode> {
     const n = new EtcdNode(cfg);
-    await n.open();
+    try {
+      await n.open();
+    } catch (e) {
+      // A damaged WAL or a member-ID mismatch: release the peer port and the files.
+      n.disk?.close();
+      await n.transport?.close();
+      throw e;
+    }
     return n;
   }
 
@@ -175,14 +210,20 @@ export class EtcdNode implements KvBackend {
     // for a new cluster, adopted from the cluster for a member that joins an existing one.
     const idFile = join(cfg.dataDir, CLUSTER_ID_FILE);
     mkdirSync(cfg.dataDir, { recursive: true });
+    checkMemberId(join(cfg.dataDir, MEMBER_ID_FILE), hexId(this.memberId), cfg.name);
     let known: string | undefined;
-    if (existsSync(idFile)) known = readFileSync(idFile, 'utf8').trim();
-    else if (cfg.initialClusterState === 'new') {
+    if (existsSync(idFile)) {
+      known = readFileSync(idFile, 'utf8').trim();
+      if (!/^[0-9a-f]+$/.test(known))
+        throw new Error(
+          `${idFile} is damaged ('${known}'); restore it or start with a fresh --data-dir`,
+        );
+    } else if (cfg.initialClusterState === 'new') {
       known = hexId(this.cid);
       writeFileSync(idFile, `${known}\n`);
     }
     this.cid = known === undefined ? 0n : BigInt(`0x${known}`);
-    this.transport = await PeerTransport.start({
+    const transport = await PeerTransport.start({
       clusterId: known,
       onClusterId: (id) => {
         this.cid = BigInt(`0x${id}`);
@@ -196,12 +237,14 @@ export class EtcdNode implements KvBackend {
       onApp: (from, payload) => this.forwarder.receive(from, payload),
       onEvent: (e) => this.onPeerEvent(e),
     });
+    this.transport = transport;
     const disk = new FileDisk(cfg.dataDir, {
       onFatal: (e) => {
         this.log.error({ err: e.message }, 'disk failure; stopping (fail-stop)');
         process.exit(70);
       },
     });
+    this.disk = disk;
     this.sm.onMembersChanged = () => this.syncPeers();
     const tickMs = cfg.heartbeatMs;
     // A joining member (state "existing") starts with no configuration and learns it from the
@@ -224,16 +267,19 @@ export class EtcdNode implements KvBackend {
       },
       this.sm,
       this.clock,
-      this.transport,
+      transport,
       disk,
       {
         // Observers run inside the Ready loop, before advance(): anything that proposes or
         // answers clients waits for the loop to finish.
         onSoftState: () => setImmediate(() => this.onSoftState()),
         onApply: (_id, e) => this.onApplied(e.index),
+        // Entries that arrive inside a snapshot are applied without onApply.
+        onRestoreSnapshot: (_id, snap) => this.onApplied(snap.index),
       },
     );
     this.cancelExpiry = this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.expireLeases());
+    this.opened = true;
     this.log.info(
       {
         name: cfg.name,
@@ -273,11 +319,15 @@ export class EtcdNode implements KvBackend {
         await this.waitLeader(deadline, signal);
         continue;
       }
+      let forget: () => void = () => {};
       const o = await this.withDeadline(
-        new Promise<ReadOutcome>((resolve) => this.replica.read(resolve)),
+        new Promise<ReadOutcome>((resolve) => (forget = this.replica.read(resolve))),
         deadline,
         signal,
-      );
+      ).catch((e: unknown) => {
+        forget();
+        throw e;
+      });
       if (o.ok) return;
       if (o.reason === 'busy') throw new ApiError(ERR_TOO_MANY_REQUESTS);
       // notLeader: the leader changed before it confirmed; try again with the next one.
@@ -391,12 +441,13 @@ export class EtcdNode implements KvBackend {
     if (this.stopped) return;
     this.stopped = true;
     this.cancelExpiry?.();
-    this.replica.stop();
-    this.forwarder.close();
+    this.replica.stop(true);
+    this.forwarder.close(ERR_STOPPED);
+    this.disk?.close();
     for (const w of this.appliedWaiters) w.resolve();
     this.appliedWaiters = [];
     for (const w of this.leaderWaiters) w();
-    await this.transport.close();
+    await this.transport?.close();
   }
 
   get name(): string {
@@ -423,8 +474,10 @@ export class EtcdNode implements KvBackend {
       this.checkLive(signal);
       const raft = this.replica.raft;
       if (raft.role === 'leader') {
+        if (usesLeaseClock(op) && !(await this.leaseClockReady(deadline, signal))) continue;
         const o = await this.withDeadline(this.proposeLocal(op), deadline, signal);
         if (o.ok) return o.result;
+        if (this.stopped) throw new ApiError(ERR_STOPPED);
         if (o.reason === 'busy') throw new ApiError(ERR_TOO_MANY_REQUESTS);
         // Dropped: a new leader may still commit it; the client cannot know (etcd says so).
         if (o.reason === 'dropped') throw new ApiError(ERR_LEADER_CHANGED);
@@ -484,13 +537,21 @@ export class EtcdNode implements KvBackend {
       await this.memberRemoveLocal(op.id);
       return { ok: true, value: null, index: this.replica.raft.log.applied };
     }
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
     if (op.op === 'timeToLive') {
+      // Deadlines are on this leader's clock only once its refresh applied; and a deposed
+      // leader must not report a lease the new one revoked (ReadIndex confirms we lead).
+      if (!(await this.leaseClockReady(deadline, undefined)))
+        return { ok: false, error: ERR_NOT_LEADER };
+      await this.readBarrier();
       return {
         ok: true,
         value: this.machine.leaseTimeToLive(op.id, this.clock.nowMs(), op.keys),
         index: this.replica.raft.log.applied,
       };
     }
+    if (usesLeaseClock(op) && !(await this.leaseClockReady(deadline, undefined)))
+      return { ok: false, error: ERR_NOT_LEADER };
     const o = await this.proposeLocal(op);
     if (o.ok) return { ok: true, value: o.result, index: o.index };
     if (o.reason === 'notLeader') return { ok: false, error: ERR_NOT_LEADER };
@@ -507,7 +568,9 @@ export class EtcdNode implements KvBackend {
       if (raft.role === 'leader') {
         const a = await this.serveForwarded(op);
         if (a.ok) return a.value;
-        throw new ApiError(a.error);
+        if (a.error.message !== ERR_NOT_LEADER.message) throw new ApiError(a.error);
+        await this.sleepUntilChange(deadline, signal);
+        continue;
       }
       if (raft.leader === NONE) {
         await this.waitLeader(deadline, signal);
@@ -533,13 +596,16 @@ export class EtcdNode implements KvBackend {
     }
   }
 
+  /** Propose a configuration change and return once it is committed and applied here. */
   private async changeConf(
     cc: { type: 'addVoter' | 'addLearner' | 'removeNode'; nodeId: NodeId },
     signal?: AbortSignal,
   ): Promise<void> {
     const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
     const done = (): boolean => {
-      const c = this.replica.raft.conf();
+      // The configuration of the committed log, not conf() (which counts appended entries).
+      const raft = this.replica.raft;
+      const c = raft.confAtIndex(raft.log.applied);
       const inVoters = c.voters.includes(cc.nodeId);
       const inLearners = c.learners.includes(cc.nodeId);
       if (cc.type === 'removeNode') return !inVoters && !inLearners;
@@ -548,8 +614,9 @@ export class EtcdNode implements KvBackend {
     while (!done()) {
       this.checkLive(signal);
       if (this.replica.raft.role !== 'leader') throw new ApiError(ERR_NOT_LEADER);
-      this.replica.proposeConfChange(cc);
-      await this.sleepUntilChange(deadline, signal);
+      const index = this.replica.proposeConfChange(cc);
+      if (index === undefined) await this.sleepUntilChange(deadline, signal);
+      else await this.waitApplied(index, deadline, signal);
     }
   }
 
@@ -557,12 +624,19 @@ export class EtcdNode implements KvBackend {
 
   private expireLeases(): void {
     const raft = this.replica.raft;
-    if (this.stopped || raft.role !== 'leader' || this.leaseReadyTerm !== raft.term) return;
-    const ids = this.machine.expiredLeases(this.clock.nowMs(), LEASE_REVOKES_PER_CHECK_MAX);
+    if (this.stopped || raft.role !== 'leader') return;
+    if (this.leaseReadyTerm !== raft.term) {
+      this.ensureLeaseRefresh();
+      return;
+    }
+    const now = this.clock.nowMs();
+    const ids = this.machine.expiredLeases(now, LEASE_REVOKES_PER_CHECK_MAX);
     for (const id of ids) {
       if (this.revoking.has(id)) continue;
       this.revoking.add(id);
-      this.propose({ type: 'leaseRevoke', id })
+      // Conditional: a renewal that applies first (proposed before our clock passed the
+      // deadline) wins, and the revoke does nothing.
+      this.propose({ type: 'leaseRevoke', id, ifExpiredAtMs: now })
         .catch((e: unknown) => {
           if (statusOf(e) === null) this.log.warn({ err: String(e) }, 'lease revoke failed');
         })
@@ -570,15 +644,37 @@ export class EtcdNode implements KvBackend {
     }
   }
 
-  /** A new leader gives every lease a fresh TTL before it may expire any (reference b.9). */
-  private refreshLeases(t: Term): void {
-    const cmd: Command = { type: 'leaseRefreshAll', nowMs: 0, extraMs: this.cfg.electionMs };
-    this.propose(cmd)
-      .then(() => {
-        if (this.replica.raft.term === t && this.replica.raft.role === 'leader')
-          this.leaseReadyTerm = t;
-      })
-      .catch(() => undefined);
+  /**
+   * A new leader gives every lease a fresh TTL on its own clock before it may expire, renew,
+   * grant or report any (reference b.9); until that is applied, lease deadlines in the state
+   * are another process's clock readings. Retried until it lands in this term.
+   */
+  private ensureLeaseRefresh(): void {
+    const raft = this.replica.raft;
+    if (raft.role !== 'leader' || this.leaseReadyTerm === raft.term) return;
+    if (this.refreshingTerm === raft.term) return;
+    const t = raft.term;
+    this.refreshingTerm = t;
+    const data = encodeEtcdEntry({
+      type: 'leaseRefreshAll',
+      nowMs: this.clock.nowMs(),
+      extraMs: this.cfg.electionMs,
+    });
+    this.replica.propose(data, (o) => {
+      if (this.refreshingTerm === t) this.refreshingTerm = 0;
+      if (o.ok && this.replica.raft.term === t) this.leaseReadyTerm = t;
+    });
+  }
+
+  /** On the leader: wait until its lease clock is in force. False if it stopped leading. */
+  private async leaseClockReady(deadline: number, signal?: AbortSignal): Promise<boolean> {
+    for (;;) {
+      const raft = this.replica.raft;
+      if (raft.role !== 'leader') return false;
+      if (this.leaseReadyTerm === raft.term) return true;
+      this.ensureLeaseRefresh();
+      await this.sleepUntilChange(deadline, signal);
+    }
   }
 
   // ---- Events ----
@@ -587,7 +683,7 @@ export class EtcdNode implements KvBackend {
     const raft = this.replica.raft;
     if (raft.role === 'leader' && this.lastRole !== 'leader') {
       this.log.info({ term: raft.term }, 'became leader');
-      this.refreshLeases(raft.term);
+      this.ensureLeaseRefresh();
     }
     if (raft.role !== 'leader' && this.lastRole === 'leader')
       this.log.info({ term: raft.term, leader: hexId(raft.leader) }, 'stepped down');

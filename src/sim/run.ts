@@ -455,7 +455,7 @@ class Simulation {
     if (f.kind === 'addNode') {
       if (this.nextId > 12 || conf.voters.length >= 5) return;
       const id = nodeId(this.nextId);
-      if (l.replica.proposeConfChange({ type: 'addVoter', nodeId: id })) {
+      if (l.replica.proposeConfChange({ type: 'addVoter', nodeId: id }) !== undefined) {
         this.nextId++;
         this.addNode(id);
         proposed = true;
@@ -464,7 +464,7 @@ class Simulation {
       if (conf.voters.length <= 3) return;
       const n = this.target(f.target, (x) => conf.voters.includes(x.id));
       if (!n) return;
-      if (l.replica.proposeConfChange({ type: 'removeNode', nodeId: n.id })) {
+      if (l.replica.proposeConfChange({ type: 'removeNode', nodeId: n.id }) !== undefined) {
         this.removing.add(n.id);
         proposed = true;
       }

@@ -1,7 +1,10 @@
 // Durability of acknowledged writes across whole-cluster crashes: 20 times, writers put keys
 // through all three members of a tenure cluster, and in the middle of the load every member is
 // killed with SIGKILL at once; after a restart, every write that was acknowledged is there with
-// its value (nothing is acknowledged before it is durable on a majority).
+// its value. This catches a write acknowledged before it is committed on a majority and any
+// loss in WAL recovery and snapshots. It cannot catch a missing fsync (SIGKILL leaves the page
+// cache to the kernel): that is the simulator's job (its disks drop unsynced writes on a
+// crash; the ackBeforeFsync mutant is caught there) and test/server/file-disk.test.ts's.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startCluster } from '../cluster/cluster.js';

@@ -9,10 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { EtcdResult } from '../../src/core/state/etcd-machine.js';
+import type { Clock } from '../../src/replica/io.js';
+import { monotonicClock } from '../../src/server/clock.js';
 import { EtcdNode, type NodeConfig, type NodeLogger } from '../../src/server/node.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+function offsetClock(offsetMs: number): Clock {
+  return { ...monotonicClock, nowMs: () => monotonicClock.nowMs() + offsetMs };
+}
+
 const quiet: NodeLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
 async function freePort(): Promise<number> {
@@ -44,11 +50,14 @@ async function configs(n: number): Promise<NodeConfig[]> {
     initialCluster,
     initialClusterState: 'new' as const,
     initialClusterToken: 'node-test',
-    heartbeatMs: 20,
-    electionMs: 200,
+    heartbeatMs: 50,
+    electionMs: 500,
     snapshotCount: 50,
     requestTimeoutMs: 5000,
     log: quiet,
+    // Each member's monotonic clock reads very differently, as on separate machines: lease
+    // deadlines are only correct if the leader alone stamps and judges them.
+    clock: offsetClock((i - 1) * 1_000_000),
   }));
 }
 

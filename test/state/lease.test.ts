@@ -157,3 +157,18 @@ void test('checkpoints let the next leader continue from the remaining TTL', () 
   r.m.restore(h.m.snapshot());
   assert.equal(r.m.digest(), h.m.digest());
 });
+
+void test('an expired lease is not renewed; an expiry revoke yields to a renewal applied first', () => {
+  const h = new Harness();
+  ok(h.grant(20n, 5, 0), 'leaseGrant');
+  // Deadline 5000 ms on the leader's clock: a renewal at 5000 is too late.
+  const late = ok(h.run({ type: 'leaseKeepAlive', id: 20n, nowMs: 5000 }), 'leaseKeepAlive');
+  assert.equal(late.ttlSeconds, 0);
+  // Another lease renewed at 4000 (deadline 9000) before the revoke decided at 5000 applies.
+  ok(h.grant(21n, 5, 0), 'leaseGrant');
+  ok(h.run({ type: 'leaseKeepAlive', id: 21n, nowMs: 4000 }), 'leaseKeepAlive');
+  ok(h.run({ type: 'leaseRevoke', id: 21n, ifExpiredAtMs: 5000 }), 'leaseRevoke');
+  assert.ok(h.m.leaseLeases().leases.includes(21n), 'renewed lease survives the stale revoke');
+  ok(h.run({ type: 'leaseRevoke', id: 20n, ifExpiredAtMs: 5000 }), 'leaseRevoke');
+  assert.ok(!h.m.leaseLeases().leases.includes(20n), 'expired lease is revoked');
+});

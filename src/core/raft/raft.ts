@@ -410,10 +410,7 @@ export class Raft {
 
   /** Ask for a linearizable read point (§6.4). The answer comes as a ReadState with `context`. */
   readIndex(context: number): boolean {
-    if (this.role === 'leader') {
-      this.leaderReadIndex(context, NONE);
-      return true;
-    }
+    if (this.role === 'leader') return this.leaderReadIndex(context, NONE);
     if (this.leader === NONE) return false;
     this.send({ type: 'readIndex', from: this.id, to: this.leader, term: this.term, context });
     return true;
@@ -850,27 +847,29 @@ export class Raft {
 
   // ---------------------------------------------------------------- ReadIndex (§6.4)
 
-  private leaderReadIndex(context: number, from: NodeId): void {
+  /** False when the read is refused because too many are pending (the caller says busy). */
+  private leaderReadIndex(context: number, from: NodeId): boolean {
     if (this.log.term(this.log.committed) !== this.term && !this.has('noNoopBeforeReads')) {
       // Until the no-op of this term commits, our commit index may be stale (§6.4, step 1).
-      if (this.readsAwaitingTermCommit.length < PENDING_READS_MAX)
-        this.readsAwaitingTermCommit.push({ context, from });
-      return;
+      if (this.readsAwaitingTermCommit.length >= PENDING_READS_MAX) return false;
+      this.readsAwaitingTermCommit.push({ context, from });
+      return true;
     }
     const index = this.log.committed;
     if (this.conf().voters.length === 1 && isVoter(this.conf(), this.id)) {
       this.releaseRead({ context, index, from, round: 0 });
-      return;
+      return true;
     }
     if (this.has('readIndexNoConfirm')) {
       this.releaseRead({ context, index, from, round: 0 });
-      return;
+      return true;
     }
-    if (this.pendingReads.length >= PENDING_READS_MAX) return;
+    if (this.pendingReads.length >= PENDING_READS_MAX) return false;
     // Step 2: confirm we are still leader with a heartbeat round sent after this read arrived.
     const round = ++this.readRound;
     this.pendingReads.push({ context, index, from, round });
     this.broadcastHeartbeat(round);
+    return true;
   }
 
   /**

@@ -25,8 +25,12 @@ export type Command =
       readonly ttlSeconds: number;
       readonly nowMs: number;
     }
-  /** Proposed by a client, or by the leader when its clock says the lease expired. */
-  | { readonly type: 'leaseRevoke'; readonly id: LeaseId }
+  /**
+   * Proposed by a client, or by the leader when its clock says the lease expired; then
+   * `ifExpiredAtMs` is that clock reading, and the revoke is skipped if a renewal applied
+   * before it moved the deadline past it.
+   */
+  | { readonly type: 'leaseRevoke'; readonly id: LeaseId; readonly ifExpiredAtMs?: number }
   | { readonly type: 'leaseKeepAlive'; readonly id: LeaseId; readonly nowMs: number }
   /** The leader's periodic record of remaining TTLs, used by the next leader's refresh. */
   | {

@@ -154,8 +154,16 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
         return this.compact(cmd.request);
       case 'leaseGrant':
         return this.leaseGrant(index, cmd.id, cmd.ttlSeconds, cmd.nowMs);
-      case 'leaseRevoke':
+      case 'leaseRevoke': {
+        const deadline = this.leases.deadlineMs(cmd.id);
+        if (
+          cmd.ifExpiredAtMs !== undefined &&
+          deadline !== undefined &&
+          deadline > cmd.ifExpiredAtMs
+        )
+          return { type: 'leaseRevoke', response: { header: this.header() } };
         return this.leaseRevoke(cmd.id);
+      }
       case 'leaseKeepAlive': {
         const header = this.header();
         const ttlSeconds = this.leases.keepAlive(cmd.id, cmd.nowMs);

@@ -71,10 +71,15 @@ export class LeaseTable {
     return [...lease.keys].sort();
   }
 
-  /** Renew: the deadline becomes now + granted TTL. Returns the TTL, or 0 for an unknown lease. */
+  /**
+   * Renew: the deadline becomes now + granted TTL. Returns the TTL, or 0 for an unknown lease
+   * and for one whose deadline has passed: the leader revokes those, and a renewal answered
+   * "alive" just before its keys go would tell a lock holder it still holds (reference b.9:
+   * renewing a lease pending revocation answers "not found").
+   */
   keepAlive(id: LeaseId, nowMs: number): number {
     const lease = this.leases.get(id);
-    if (lease === undefined) return 0;
+    if (lease === undefined || lease.expiryMs <= nowMs) return 0;
     lease.expiryMs = nowMs + lease.ttlSeconds * MS_PER_SECOND;
     lease.checkpointSeconds = null;
     return lease.ttlSeconds;
@@ -117,6 +122,11 @@ export class LeaseTable {
     const lease = this.leases.get(id);
     assert(lease !== undefined, 'lease: remaining of an unknown ID');
     return Math.max(0, Math.trunc((lease.expiryMs - nowMs) / MS_PER_SECOND));
+  }
+
+  /** The leader-clock deadline of a lease, or undefined when there is no such lease. */
+  deadlineMs(id: LeaseId): number | undefined {
+    return this.leases.get(id)?.expiryMs;
   }
 
   /** Leases whose deadline is at or before `nowMs`, earliest first, at most `max`. */
