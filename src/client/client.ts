@@ -1,0 +1,125 @@
+// The client: one Connection (channels to every endpoint, failover; connection.ts) and the
+// service APIs on top of it.
+import type { CallOptions } from './call-options.js';
+import { Connection } from './connection.js';
+import { KV } from './kv.js';
+import { Lease } from './lease.js';
+import { Session, type SessionOptions } from './session.js';
+import { Watcher, type WatchOptions } from './watch.js';
+import { decodeHeader, int64, type Bytes } from './codec.js';
+import './dispose.js';
+
+export interface ClientOptions {
+  /** Member client URLs (`http://host:port` or `host:port`); the first is tried first. */
+  readonly endpoints: readonly string[];
+  /**
+   * Bound on each call, retries and failover included, unless the call gives `timeoutMs`.
+   * Default 5 000 ms (etcd's own request timeout is 5 s + 2 × election timeout).
+   */
+  readonly defaultTimeoutMs?: number;
+  /**
+   * Bound on one attempt of a read on one endpoint before trying the next, in ms. Default
+   * 2 000 ms. Writes have no per-attempt bound: a write is not retried once sent.
+   */
+  readonly attemptTimeoutMs?: number;
+}
+
+const defaultTimeoutMsDefault = 5_000;
+const attemptTimeoutMsDefault = 2_000;
+
+export class Client implements AsyncDisposable {
+  readonly kv: KV;
+  readonly lease: Lease;
+  readonly #connection: Connection;
+  readonly #sessions = new Set<Session>();
+
+  constructor(options: ClientOptions) {
+    this.#connection = new Connection({
+      endpoints: options.endpoints,
+      defaultTimeoutMs: options.defaultTimeoutMs ?? defaultTimeoutMsDefault,
+      attemptTimeoutMs: options.attemptTimeoutMs ?? attemptTimeoutMsDefault,
+    });
+    this.kv = new KV(this.#connection);
+    this.lease = new Lease(this.#connection);
+  }
+
+  /** The endpoints as `host:port`, in configuration order. */
+  get endpoints(): readonly string[] {
+    return this.#connection.endpoints.all;
+  }
+
+  /** The endpoint the next call will try first. */
+  get preferredEndpoint(): string {
+    return this.#connection.endpoints.preferred;
+  }
+
+  /** Watch a key or range; see watch.ts for the resume and compaction rules. */
+  watch(key: Bytes, options: WatchOptions = {}): Watcher {
+    return new Watcher(this.#connection, key, options);
+  }
+
+  /** Grant (or reuse) a lease and keep it alive as a Session; see session.ts. */
+  async session(options: SessionOptions = {}): Promise<Session> {
+    const s = await Session.create(
+      options.transport ?? this.lease,
+      options,
+      this.#connection.defaultTimeoutMs,
+    );
+    this.#sessions.add(s);
+    void s.closed().then(() => this.#sessions.delete(s));
+    return s;
+  }
+
+  /** Maintenance.Status of one endpoint (default: the preferred one), no failover. */
+  async status(
+    endpoint?: string,
+    options: CallOptions = {},
+  ): Promise<{ memberId: bigint; leader: bigint; raftTerm: bigint; version: string }> {
+    const ep = endpoint ?? this.#connection.endpoints.preferred;
+    const single = new Connection({
+      endpoints: [ep],
+      defaultTimeoutMs: this.#connection.defaultTimeoutMs,
+      attemptTimeoutMs: this.#connection.attemptTimeoutMs,
+    });
+    try {
+      const w = await single.unary<Record<string, unknown>>('Maintenance.Status', {}, 'read', {
+        ...options,
+        timeoutMs: options.timeoutMs ?? this.#connection.attemptTimeoutMs,
+      });
+      return {
+        memberId: decodeHeader(w.header).memberId,
+        leader: int64(w.leader),
+        raftTerm: int64(w.raftTerm),
+        version: typeof w.version === 'string' ? w.version : '',
+      };
+    } finally {
+      single.close();
+    }
+  }
+
+  /**
+   * Close every open session (revoking its lease, bounded), then every channel. Calls in flight
+   * fail with ClientClosedError; watchers end. Idempotent.
+   */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#sessions].map((s) => s.close()));
+    this.#connection.close();
+  }
+
+  /** Resolves once close() has been called and finished. */
+  async closed(): Promise<void> {
+    if (this.#connection.isClosed) return;
+    await new Promise<void>((resolve) =>
+      this.#connection.closedSignal.addEventListener('abort', () => resolve(), { once: true }),
+    );
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+/** Create a client. Channels connect lazily, on the first call. */
+export function connect(options: ClientOptions): Promise<Client> {
+  return Promise.resolve(new Client(options));
+}

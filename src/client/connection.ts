@@ -1,0 +1,236 @@
+// One gRPC channel per member endpoint, unary calls with failover, and bidirectional streams.
+//
+// The failover rule (coordination-recipes.md §2: clients must neither hide nor duplicate writes):
+//
+// - A *read* (Range, a Txn without writes, LeaseTimeToLive, LeaseLeases, Status, a keepalive —
+//   renewing twice is harmless) that fails with an Unavailable-class error (connection failure,
+//   `etcdserver: no leader`, `leader changed`, `request timed out`, `server stopped`) or whose
+//   attempt runs past `attemptTimeoutMs` is retried on the next endpoint, round robin, with a
+//   short backoff after each full round, until the call's `timeoutMs` is spent.
+// - A *write* (Put, DeleteRange, a Txn with a Put or Delete, LeaseGrant, LeaseRevoke, Compact) is
+//   retried on the next endpoint only when the failure proves the request never left this process:
+//   grpc-js reports "No connection established" (the channel could not connect). Any other
+//   Unavailable-class failure after the request may have been sent (connection dropped mid-call,
+//   server-side timeout) is reported as UnknownOutcomeError and NOT retried, because a Put or a
+//   Txn applied twice is a different history. A TimeoutError from a write likewise means the
+//   outcome is unknown. The caller decides (usually: read back, or retry a Txn whose compares make
+//   it idempotent).
+// - Every other error (InvalidArgument, LeaseNotFound, Compacted, ...) is the server's answer and
+//   is thrown at once.
+import * as grpc from '@grpc/grpc-js';
+import { CallScope, type CallOptions } from './call-options.js';
+import { Endpoints } from './endpoints.js';
+import {
+  ClientClosedError,
+  UnavailableError,
+  UnknownOutcomeError,
+  errorFromGrpc,
+  isGrpcFailure,
+  type EtcdError,
+  type GrpcFailure,
+} from './errors.js';
+import { method, type MethodName } from './protos.js';
+
+export type CallKind = 'read' | 'write';
+
+export interface ConnectionOptions {
+  readonly endpoints: readonly string[];
+  readonly defaultTimeoutMs: number;
+  readonly attemptTimeoutMs: number;
+}
+
+// Named limits.
+/** Full rounds over the endpoints one call may make (each round ends with a backoff). */
+const roundsPerCallMax = 16;
+/** Backoff after the first full round of failures, doubled per round up to the max. */
+const roundBackoffMsMin = 50;
+const roundBackoffMsMax = 1_000;
+/**
+ * A write's gRPC deadline is set this much past the call's own deadline, so that the call's
+ * TimeoutError (not a server DEADLINE_EXCEEDED, which would read as an unknown outcome) ends it.
+ */
+const writeDeadlineSlackMs = 1_000;
+
+/**
+ * Channel options: HTTP/2 pings find a dead peer (e.g. a SIGSTOPped member) within about 15 s;
+ * the intervals respect etcd's server-side ping policy (--grpc-keepalive-min-time 5 s). Reconnect
+ * backoff is kept short because a restarted member should be used again quickly.
+ */
+const channelOptions: grpc.ChannelOptions = {
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+};
+
+/** True when grpc-js failed the call before sending it: the channel had no connection. */
+export function neverSent(e: GrpcFailure): boolean {
+  return (
+    e.code === (grpc.status.UNAVAILABLE as number) && /No connection established/.test(e.details)
+  );
+}
+
+type Verdict = 'retry' | 'unknown' | 'fatal';
+
+function classify(e: GrpcFailure, typed: EtcdError, kind: CallKind): Verdict {
+  if (neverSent(e)) return 'retry';
+  const transient =
+    typed instanceof UnavailableError || e.code === (grpc.status.DEADLINE_EXCEEDED as number);
+  if (!transient) return 'fatal';
+  return kind === 'read' ? 'retry' : 'unknown';
+}
+
+export class Connection {
+  readonly endpoints: Endpoints;
+  readonly defaultTimeoutMs: number;
+  readonly attemptTimeoutMs: number;
+  readonly #clients = new Map<string, grpc.Client>();
+  readonly #closed = new AbortController();
+
+  constructor(options: ConnectionOptions) {
+    this.endpoints = new Endpoints(options.endpoints);
+    this.defaultTimeoutMs = options.defaultTimeoutMs;
+    this.attemptTimeoutMs = options.attemptTimeoutMs;
+  }
+
+  /** Aborted when the connection is closed. */
+  get closedSignal(): AbortSignal {
+    return this.#closed.signal;
+  }
+
+  get isClosed(): boolean {
+    return this.#closed.signal.aborted;
+  }
+
+  #client(endpoint: string): grpc.Client {
+    if (this.isClosed) throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
+    let c = this.#clients.get(endpoint);
+    if (c === undefined) {
+      c = new grpc.Client(endpoint, grpc.credentials.createInsecure(), channelOptions);
+      this.#clients.set(endpoint, c);
+    }
+    return c;
+  }
+
+  /** A CallScope bound to this connection's default timeout and close. */
+  scope(options: CallOptions, what: string): CallScope {
+    return new CallScope(options, this.defaultTimeoutMs, this.#closed.signal, what);
+  }
+
+  /** A unary call with the failover rule above. */
+  unary<Res>(
+    name: MethodName,
+    request: object,
+    kind: CallKind,
+    options: CallOptions,
+  ): Promise<Res> {
+    return this.withFailover(name, kind, options, (endpoint, deadlineMs, signal) =>
+      this.#attempt<Res>(name, endpoint, request, deadlineMs, signal),
+    );
+  }
+
+  /**
+   * Run `attempt` on one endpoint after another under the failover rule above. `attempt` must
+   * reject with the gRPC failure (code and details) or, once `signal` is aborted, with anything.
+   */
+  async withFailover<T>(
+    name: string,
+    kind: CallKind,
+    options: CallOptions,
+    attempt: (endpoint: string, deadlineMs: number, signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    const scope = this.scope(options, name);
+    try {
+      let last: EtcdError | undefined;
+      for (let round = 0; round < roundsPerCallMax; round++) {
+        for (const endpoint of this.endpoints.order()) {
+          scope.throwIfAborted();
+          const deadlineMs =
+            kind === 'read'
+              ? Date.now() + Math.min(scope.remainingMs(), this.attemptTimeoutMs)
+              : scope.deadlineMs + writeDeadlineSlackMs;
+          try {
+            return await attempt(endpoint, deadlineMs, scope.signal);
+          } catch (e) {
+            if (scope.signal.aborted) throw scope.signal.reason;
+            if (!isGrpcFailure(e)) throw e;
+            const typed = errorFromGrpc(e, endpoint);
+            const verdict = classify(e, typed, kind);
+            if (verdict === 'fatal') throw typed;
+            this.endpoints.failed(endpoint);
+            if (verdict === 'unknown') {
+              throw new UnknownOutcomeError(
+                'UNKNOWN_OUTCOME',
+                `${name} via ${endpoint} failed after it may have been sent (${e.details}); ` +
+                  'it may or may not have been applied and was not retried',
+                { cause: typed, endpoint, grpcCode: e.code, serverMessage: e.details },
+              );
+            }
+            last = typed;
+          }
+        }
+        await scope.sleep(Math.min(roundBackoffMsMax, roundBackoffMsMin * 2 ** round));
+      }
+      throw last ?? new UnavailableError('UNAVAILABLE', `${name}: no endpoint answered`);
+    } finally {
+      scope.dispose();
+    }
+  }
+
+  #attempt<Res>(
+    name: MethodName,
+    endpoint: string,
+    request: object,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<Res> {
+    const m = method(name);
+    const client = this.#client(endpoint);
+    return new Promise<Res>((resolve, reject) => {
+      const call = client.makeUnaryRequest(
+        m.path,
+        m.requestSerialize,
+        m.responseDeserialize,
+        request,
+        new grpc.Metadata(),
+        { deadline: deadlineMs },
+        (err, res) => {
+          signal.removeEventListener('abort', onAbort);
+          if (err !== null || res === undefined) reject(err ?? new Error(`${name}: no response`));
+          else resolve(res as Res);
+        },
+      );
+      const onAbort = (): void => call.cancel();
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /**
+   * A bidirectional stream to `endpoint`. `requireLeader` sets etcd's `hasleader` metadata
+   * (etcd-v3-api.md b.2), so a member that loses its leader ends the stream with
+   * `etcdserver: no leader` instead of leaving it silent; the caller then reconnects elsewhere.
+   */
+  bidi(
+    name: MethodName,
+    endpoint: string,
+    requireLeader: boolean,
+  ): grpc.ClientDuplexStream<object, Record<string, unknown>> {
+    const m = method(name);
+    const md = new grpc.Metadata();
+    if (requireLeader) md.set('hasleader', 'true');
+    return this.#client(endpoint).makeBidiStreamRequest(
+      m.path,
+      m.requestSerialize,
+      m.responseDeserialize,
+      md,
+    );
+  }
+
+  /** Close every channel; calls in flight fail with ClientClosedError. Idempotent. */
+  close(): void {
+    if (this.isClosed) return;
+    this.#closed.abort(new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed'));
+    for (const c of this.#clients.values()) c.close();
+    this.#clients.clear();
+  }
+}

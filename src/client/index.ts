@@ -1,0 +1,71 @@
+// tenure/client: the public surface of the SDK (package.json "exports"). Everything not exported
+// here is internal and may change.
+import './dispose.js';
+
+export { connect, Client, type ClientOptions } from './client.js';
+export type { CallOptions } from './call-options.js';
+export type { Bytes, KeyValue, KeyRangeOptions, ResponseHeader } from './codec.js';
+export { KV } from './kv.js';
+export {
+  Txn,
+  op,
+  compare,
+  type Op,
+  type TxnSpec,
+  type Compare,
+  type CompareOperator,
+  type CompareTarget,
+  type RangeOptions,
+  type PutOptions,
+  type DeleteOptions,
+  type RangeResult,
+  type PutResult,
+  type DeleteResult,
+  type TxnResult,
+  type OpResult,
+  type SortOrder,
+  type SortTarget,
+} from './txn.js';
+export {
+  Lease,
+  LeaseKeepAlive,
+  type LeaseGrantResult,
+  type LeaseTimeToLiveResult,
+  type KeepAliveResult,
+} from './lease.js';
+export { Watcher, type WatchOptions, type WatchEvent, type WatchBatch } from './watch.js';
+export {
+  Session,
+  sessionTiming,
+  type SessionOptions,
+  type SessionEvents,
+  type SessionTransport,
+} from './session.js';
+export {
+  SessionState,
+  type SessionPhase,
+  type SessionInput,
+  type SessionTiming,
+  type SessionTransition,
+  type TransitionReason,
+} from './session-state.js';
+export { systemClock, ManualClock, type Clock, type Timer } from './clock.js';
+export {
+  EtcdError,
+  InvalidArgumentError,
+  CompactedError,
+  FutureRevisionError,
+  LeaseNotFoundError,
+  LeaseExistsError,
+  NoSpaceError,
+  TooManyRequestsError,
+  AuthError,
+  UnavailableError,
+  NoLeaderError,
+  UnknownOutcomeError,
+  TimeoutError,
+  ClientClosedError,
+  SessionJeopardyError,
+  SessionExpiredError,
+  type EtcdErrorCode,
+} from './errors.js';
