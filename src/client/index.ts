@@ -69,3 +69,29 @@ export {
   SessionExpiredError,
   type EtcdErrorCode,
 } from './errors.js';
+
+// --- Coordination recipes (issue 5, part 2): Lock, Election, LeaderElector with fencing tokens.
+export { Lock, LockGrant, type LockOptions, type LockContext } from './lock.js';
+export {
+  Election,
+  Leadership,
+  LeaderObserver,
+  type ElectionOptions,
+  type LeaderInfo,
+  type LeaderContext,
+  type ObserveOptions,
+} from './election.js';
+export { LeaderElector, type LeaderElectorOptions, type LeadingContext } from './leader-elector.js';
+export {
+  RecipeError,
+  type RecipeErrorCode,
+  type RecipeTrace,
+  type RecipeTraceEvent,
+} from './recipe-queue.js';
+export {
+  contenderKey,
+  queuePrefix,
+  releaseMarkerKey,
+  handOffHintKey,
+  tokenAdmits,
+} from './recipe-keys.js';

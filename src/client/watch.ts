@@ -124,11 +124,15 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
     this.#ready = new Promise((resolve) => (this.#created = resolve));
     const signal = options.signal;
     if (signal?.aborted) this.#stop.abort(signal.reason);
-    signal?.addEventListener('abort', () => this.#stop.abort(signal.reason), { once: true });
-    connection.closedSignal.addEventListener('abort', () => this.#stop.abort(new Error('closed')), {
-      once: true,
+    const onAbort = (): void => this.#stop.abort(signal?.reason);
+    const onClosed = (): void => this.#stop.abort(new Error('closed'));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    connection.closedSignal.addEventListener('abort', onClosed, { once: true });
+    // Listeners go when the watch ends, so many watchers on one client do not pile them up.
+    this.#done = this.#run().finally(() => {
+      signal?.removeEventListener('abort', onAbort);
+      connection.closedSignal.removeEventListener('abort', onClosed);
     });
-    this.#done = this.#run();
   }
 
   /** The endpoint of the current stream (undefined before the first one is created). */

@@ -1,0 +1,515 @@
+// Election: campaign, proclaim, resign and a truthful observe on etcd's election layout
+// (`name/<lease hex>`, value = the candidate's value), interoperable with Go's
+// concurrency.Election, `etcdctl elect` and the v3election service (etcd-v3-api.md b.11, b.13).
+//
+// Fixes over etcd's recipe (b.14; coordination-recipes.md §2–3):
+// - A campaign never returns success after its session has expired: the own key is watched while
+//   queued (the wait aborts the moment it goes, etcd #19597's "phantom leader"), one Txn confirms
+//   key, token and lease before victory, and `session.valid()` is checked at the moment of
+//   returning.
+// - Every leadership carries `token` (the key's create revision); proclaim and resign are fenced
+//   on it; `leadership.signal` aborts at session jeopardy, own-key loss or resign.
+// - `observe()` reports "no leader" (null), reports a new term even with an identical value (the
+//   token differs), and after a reconnect or a compaction re-reads the whole queue rather than
+//   trusting a resume point (etcd #18163, #7815).
+// - Hand-off hints (leader-elector.ts documents the protocol) are honoured by campaigns unless
+//   `handOff: false`.
+import type { CallOptions } from './call-options.js';
+import { sleep } from './call-options.js';
+import type { Client } from './client.js';
+import { toBuffer, type Bytes, type KeyValue } from './codec.js';
+import { ClientClosedError, CompactedError } from './errors.js';
+import {
+  decodeHandOffHint,
+  handOffHintKey,
+  leaderChanged,
+  leaderOf,
+  mustYield,
+  queuePrefix,
+} from './recipe-keys.js';
+import {
+  KeyGuard,
+  RecipeError,
+  WaitScope,
+  cleanup,
+  enqueue,
+  expirySignal,
+  fencedDelete,
+  idempotent,
+  register,
+  unregister,
+  untilValid,
+  verifyHead,
+  waitTurn,
+  type Entry,
+  type QueueContext,
+  type RecipeTrace,
+} from './recipe-queue.js';
+import { linkAbort, liveSignal, rawAborted } from './recipe-signal.js';
+import type { Session } from './session.js';
+import { compare, op, type Compare } from './txn.js';
+import './dispose.js';
+
+export interface ElectionOptions {
+  /** Events for metrics and tests (queued, read, wake, yield, granted, lost, released). */
+  readonly trace?: RecipeTrace;
+  /**
+   * Honour hand-off hints: a campaign that reaches the head of the queue while a hint names
+   * another live candidate steps back once (re-queues) so that candidate leads. Default true.
+   */
+  readonly handOff?: boolean;
+}
+
+/** The leader as seen by `leader()` and `observe()`. */
+export interface LeaderInfo {
+  /** The leader key, `name/<lease hex>`. */
+  readonly key: string;
+  /** The fencing token of this term: the key's create revision. */
+  readonly token: bigint;
+  readonly leaseId: bigint;
+  /** The latest proclaimed value. */
+  readonly value: Buffer;
+  /** The revision of the latest proclamation (or of the campaign). */
+  readonly modRevision: bigint;
+}
+
+/** What a leader gets from `election.lead`. */
+export interface LeaderContext {
+  /** Aborts at session jeopardy, own-key loss or resign; `aborted` is computed when read. */
+  readonly signal: AbortSignal;
+  readonly token: bigint;
+  readonly leadership: Leadership;
+}
+
+export interface ObserveOptions {
+  /** Aborting it ends the observer (the iteration then finishes). */
+  readonly signal?: AbortSignal;
+}
+
+// Named limits.
+/** Bound on resign, in ms, unless the caller gives timeoutMs. */
+const resignTimeoutMsDefault = 5_000;
+/** States an observer buffers for a consumer that does not keep up; the oldest are dropped. */
+const observedStatesBufferedMax = 64;
+/** Pause before an observer re-reads after a failed watch, in ms. */
+const observeRetryPauseMs = 200;
+
+function infoOf(kv: KeyValue): LeaderInfo {
+  return {
+    key: kv.key.toString(),
+    token: kv.createRevision,
+    leaseId: kv.lease,
+    value: kv.value,
+    modRevision: kv.modRevision,
+  };
+}
+
+export class Election {
+  readonly name: string;
+  readonly #client: Client;
+  readonly #trace: RecipeTrace | undefined;
+  readonly #handOff: boolean;
+
+  constructor(client: Client, name: string, options: ElectionOptions = {}) {
+    queuePrefix(name); // validates the name
+    this.name = name;
+    this.#client = client;
+    this.#trace = options.trace;
+    this.#handOff = options.handOff ?? true;
+  }
+
+  /**
+   * Become leader with `value` on `session`'s lease. Without `timeoutMs` it waits until elected,
+   * the signal aborts, the own key is deleted (RecipeError KEY_DELETED) or the session expires
+   * (SessionExpiredError). On failure the candidate key is removed (fenced).
+   */
+  async campaign(session: Session, value: Bytes, options: CallOptions = {}): Promise<Leadership> {
+    const ctx: QueueContext = {
+      client: this.#client,
+      session,
+      name: this.name,
+      trace: this.#trace,
+    };
+    const val = toBuffer(value);
+    register(session, this.name);
+    const scope = new WaitScope(options, `campaign ${this.name}`);
+    const expiry = expirySignal(session);
+    scope.link(expiry.signal);
+    let entry: Entry | undefined;
+    let guard: KeyGuard | undefined;
+    const yieldedTo = new Set<bigint>();
+    try {
+      session.assertValid();
+      const q = await enqueue(ctx, val, scope.signal);
+      entry = q.entry;
+      if (q.existingValue !== undefined && !q.existingValue.equals(val)) {
+        await this.#put(ctx, entry, val, scope.signal);
+      }
+      guard = new KeyGuard(ctx, entry);
+      scope.link(guard.signal);
+      for (;;) {
+        await waitTurn(ctx, entry, scope.signal);
+        let hintRev: bigint | undefined;
+        if (this.#handOff) {
+          const h = await this.#hint(ctx, scope.signal);
+          if (mustYield(val.toString(), h.hint, h.contenders, yieldedTo) && h.hint !== undefined) {
+            ctx.trace?.({ type: 'yield', key: entry.key, token: entry.token, to: h.hint.hint.to });
+            yieldedTo.add(h.hint.modRevision);
+            await guard.close();
+            await fencedDelete(ctx, entry, [], { signal: scope.signal });
+            entry = (await enqueue(ctx, val, scope.signal)).entry;
+            guard = new KeyGuard(ctx, entry);
+            scope.link(guard.signal);
+            continue;
+          }
+          if (h.hint?.hint.to === val.toString()) hintRev = h.hint.modRevision;
+        }
+        const head = await verifyHead(ctx, entry, scope.signal);
+        if (head === 'not-head') continue;
+        if (head === 'lost') {
+          throw new RecipeError('KEY_DELETED', `${entry.key}: own key gone while campaigning`);
+        }
+        if (!session.valid()) {
+          await untilValid(session, scope.signal);
+          continue;
+        }
+        if (hintRev !== undefined) await this.#clearHint(hintRev);
+        ctx.trace?.({ type: 'granted', key: entry.key, token: entry.token });
+        const l = new Leadership(ctx, entry, val, guard);
+        guard = undefined;
+        return l;
+      }
+    } catch (e) {
+      await guard?.close();
+      if (entry !== undefined) await cleanup(ctx, entry);
+      unregister(session, this.name);
+      throw scope.signal.aborted ? scope.signal.reason : e;
+    } finally {
+      scope.dispose();
+      expiry.dispose();
+    }
+  }
+
+  /** Campaign, run `fn` as leader, and resign once it has settled. */
+  async lead<T>(
+    session: Session,
+    value: Bytes,
+    fn: (ctx: LeaderContext) => Promise<T> | T,
+    options: CallOptions = {},
+  ): Promise<T> {
+    const l = await this.campaign(session, value, options);
+    let result: T;
+    try {
+      result = await fn({ signal: l.signal, token: l.token, leadership: l });
+    } catch (e) {
+      await l.resign().catch(() => false);
+      throw e;
+    }
+    await l.resign();
+    return result;
+  }
+
+  /** The current leader (the first-created candidate), or null when there is none. */
+  async leader(options: CallOptions = {}): Promise<LeaderInfo | null> {
+    const r = await this.#client.kv.range(queuePrefix(this.name), {
+      ...options,
+      prefix: true,
+      sortTarget: 'create',
+      sortOrder: 'ascend',
+      limit: 1,
+    });
+    const kv = r.kvs[0];
+    return kv === undefined ? null : infoOf(kv);
+  }
+
+  /** Follow the leader: the current state first, then every change (see LeaderObserver). */
+  observe(options: ObserveOptions = {}): LeaderObserver {
+    return new LeaderObserver(this.#client, this.name, options);
+  }
+
+  async #put(ctx: QueueContext, entry: Entry, value: Buffer, signal: AbortSignal): Promise<void> {
+    const r = await idempotent(signal, () =>
+      ctx.client.kv
+        .txn()
+        .if(compare.createRevision(entry.key, '=', entry.token))
+        .then(op.put(entry.key, value, { lease: entry.leaseId }))
+        .commit({ signal }),
+    );
+    if (!r.succeeded) throw new RecipeError('NOT_LEADER', `${entry.key}: no longer a candidate`);
+  }
+
+  async #hint(
+    ctx: QueueContext,
+    signal: AbortSignal,
+  ): Promise<{
+    hint: { hint: { to: string; fromToken: string }; modRevision: bigint } | undefined;
+    contenders: readonly KeyValue[];
+  }> {
+    const r = await ctx.client.kv
+      .txn()
+      .then(op.get(handOffHintKey(this.name)), op.get(queuePrefix(this.name), { prefix: true }))
+      .commit({ signal });
+    const [h, c] = r.responses;
+    const kv = h?.type === 'range' ? h.kvs[0] : undefined;
+    const hint = kv === undefined ? undefined : decodeHandOffHint(kv.value);
+    return {
+      hint:
+        hint === undefined || kv === undefined ? undefined : { hint, modRevision: kv.modRevision },
+      contenders: c?.type === 'range' ? c.kvs : [],
+    };
+  }
+
+  /** The chosen successor removes the hint it honoured (fenced on the hint's mod revision). */
+  async #clearHint(modRevision: bigint): Promise<void> {
+    const key = handOffHintKey(this.name);
+    await this.#client.kv
+      .txn()
+      .if(compare.modRevision(key, '=', modRevision))
+      .then(op.delete(key))
+      .commit({ timeoutMs: resignTimeoutMsDefault })
+      .catch(() => undefined);
+  }
+}
+
+/** A won election. Resign it (or `await using` it); its signal tells when it is no longer safe. */
+export class Leadership implements AsyncDisposable {
+  readonly name: string;
+  readonly key: string;
+  /** The fencing token of this term: the leader key's create revision. */
+  readonly token: bigint;
+  readonly leaseId: bigint;
+  /** Aborts at session jeopardy, own-key loss or resign; `aborted` is computed when read. */
+  readonly signal: AbortSignal;
+  readonly #ctx: QueueContext;
+  readonly #entry: Entry;
+  readonly #guard: KeyGuard;
+  readonly #controller = new AbortController();
+  readonly #unlink: Array<() => void>;
+  #value: Buffer;
+  #resigning: Promise<boolean> | undefined;
+
+  constructor(ctx: QueueContext, entry: Entry, value: Buffer, guard: KeyGuard) {
+    this.name = entry.name;
+    this.key = entry.key;
+    this.token = entry.token;
+    this.leaseId = entry.leaseId;
+    this.#ctx = ctx;
+    this.#entry = entry;
+    this.#guard = guard;
+    this.#value = value;
+    this.#unlink = [
+      linkAbort(ctx.session.activeSignal(), this.#controller),
+      linkAbort(guard.signal, this.#controller),
+    ];
+    this.signal = liveSignal(this.#controller, ctx.session);
+  }
+
+  get session(): Session {
+    return this.#ctx.session;
+  }
+
+  /** The latest value this leader proclaimed. */
+  get value(): Buffer {
+    return this.#value;
+  }
+
+  /** True while certainly leader: not aborted and the session valid, checked now. */
+  valid(): boolean {
+    return this.#ctx.session.valid() && !rawAborted(this.signal);
+  }
+
+  /** Throws unless leading with more than `minRemainingMs` of certain lease left. */
+  assertLeader(minRemainingMs = 0): void {
+    this.signal.throwIfAborted();
+    this.#ctx.session.assertValid(minRemainingMs);
+  }
+
+  /** A Txn compare that holds only while this term's key is the leader key. */
+  isLeader(): Compare {
+    return compare.createRevision(this.key, '=', this.token);
+  }
+
+  /**
+   * Publish a new value without re-election, fenced on the token: RecipeError NOT_LEADER if the
+   * key is gone or belongs to another term.
+   */
+  async proclaim(value: Bytes, options: CallOptions = {}): Promise<void> {
+    if (this.#resigning !== undefined) throw new RecipeError('RESIGNED', `${this.key}: resigned`);
+    const val = toBuffer(value);
+    const signal = options.signal ?? new AbortController().signal;
+    const r = await idempotent(signal, () =>
+      this.#ctx.client.kv
+        .txn()
+        .if(this.isLeader())
+        .then(op.put(this.key, val, { lease: this.leaseId }))
+        .commit(options),
+    );
+    if (!r.succeeded) throw new RecipeError('NOT_LEADER', `${this.key}: no longer leader`);
+    this.#value = val;
+  }
+
+  /**
+   * Give up leadership: abort the signal, then delete the key only if it is still this term's.
+   * True if this call deleted it, false if it was already gone. Idempotent.
+   */
+  resign(options: CallOptions = {}): Promise<boolean> {
+    this.#resigning ??= this.#resign(options);
+    return this.#resigning;
+  }
+
+  async #resign(options: CallOptions): Promise<boolean> {
+    this.#controller.abort(new RecipeError('RESIGNED', `${this.key}: resigned`));
+    for (const f of this.#unlink) f();
+    await this.#guard.close();
+    try {
+      const deleted = await fencedDelete(this.#ctx, this.#entry, [], {
+        ...options,
+        timeoutMs: options.timeoutMs ?? resignTimeoutMsDefault,
+      });
+      this.#ctx.trace?.({ type: 'released', key: this.key, token: this.token, deleted });
+      unregister(this.#ctx.session, this.name);
+      return deleted;
+    } catch (e) {
+      this.#resigning = undefined;
+      throw e;
+    }
+  }
+
+  /** Abort the signal without touching the key (for a hand-off that writes its hint first). */
+  abort(reason: RecipeError): void {
+    this.#controller.abort(reason);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.resign().catch(() => false);
+  }
+}
+
+/**
+ * A truthful observer: yields the current leader (or null) first, then every change — a new
+ * term (even with an identical value), a proclamation, or "no leader". It mirrors the candidate
+ * keys under the prefix from one read plus a watch of the prefix; when the watch fails (compaction
+ * or an unavailable cluster) it re-reads everything and reports the state it finds, so it never
+ * resumes from a stale point. States are coalesced for a slow consumer (the newest is kept).
+ */
+export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDisposable {
+  readonly #client: Client;
+  readonly #name: string;
+  readonly #stop = new AbortController();
+  readonly #done: Promise<void>;
+  readonly #items: Array<LeaderInfo | null> = [];
+  #waiter: ((r: IteratorResult<LeaderInfo | null>) => void) | undefined;
+  #last: LeaderInfo | null | undefined;
+  #error: unknown;
+  #rereads = 0;
+
+  constructor(client: Client, name: string, options: ObserveOptions) {
+    this.#client = client;
+    this.#name = name;
+    if (options.signal !== undefined) linkAbort(options.signal, this.#stop);
+    this.#done = this.#run().finally(() => this.#wake());
+  }
+
+  /** The leader last reported (undefined before the first read). */
+  get current(): LeaderInfo | null | undefined {
+    return this.#last;
+  }
+
+  /** How many times the observer re-read the queue after a failed watch (for diagnostics). */
+  get rereads(): number {
+    return this.#rereads;
+  }
+
+  async #run(): Promise<void> {
+    const stop = this.#stop.signal;
+    const pfx = queuePrefix(this.#name);
+    while (!stop.aborted) {
+      let from: bigint;
+      const mirror = new Map<string, KeyValue>();
+      try {
+        const r = await this.#client.kv.range(pfx, { prefix: true, signal: stop });
+        for (const kv of r.kvs) mirror.set(kv.key.toString('hex'), kv);
+        from = r.header.revision + 1n;
+      } catch (e) {
+        if (stop.aborted || e instanceof ClientClosedError) return;
+        this.#error = e;
+        await sleep(observeRetryPauseMs, stop).catch(() => {});
+        continue;
+      }
+      this.#report(mirror);
+      const w = this.#client.watch(pfx, { prefix: true, startRevision: from, signal: stop });
+      try {
+        for await (const b of w) {
+          for (const e of b.events) {
+            if (e.type === 'put') mirror.set(e.kv.key.toString('hex'), e.kv);
+            else mirror.delete(e.kv.key.toString('hex'));
+          }
+          this.#report(mirror);
+        }
+      } catch (e) {
+        if (!(e instanceof CompactedError)) this.#error = e;
+      } finally {
+        await w.close();
+      }
+      if (stop.aborted) return;
+      this.#rereads++;
+      await sleep(observeRetryPauseMs, stop).catch(() => {});
+    }
+  }
+
+  #report(mirror: ReadonlyMap<string, KeyValue>): void {
+    const kv = leaderOf(mirror.values());
+    const next = kv === null ? null : infoOf(kv);
+    if (!leaderChanged(this.#last, next)) return;
+    this.#last = next;
+    if (this.#waiter !== undefined) {
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      w({ value: next, done: false });
+      return;
+    }
+    this.#items.push(next);
+    if (this.#items.length > observedStatesBufferedMax) this.#items.shift();
+  }
+
+  #wake(): void {
+    const w = this.#waiter;
+    this.#waiter = undefined;
+    w?.({ value: undefined, done: true });
+  }
+
+  /** The last failure seen (the observer keeps retrying; for diagnostics). */
+  get lastError(): unknown {
+    return this.#error;
+  }
+
+  /** Stop observing. Idempotent. */
+  async close(): Promise<void> {
+    this.#stop.abort(new Error('observer closed'));
+    await this.#done;
+  }
+
+  /** Resolves once the observer has ended. */
+  closed(): Promise<void> {
+    return this.#done;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<LeaderInfo | null> {
+    return {
+      next: () => {
+        const item = this.#items.shift();
+        if (item !== undefined) return Promise.resolve({ value: item, done: false });
+        if (this.#stop.signal.aborted) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => (this.#waiter = resolve));
+      },
+      return: async () => {
+        await this.close();
+        return { value: undefined, done: true };
+      },
+    };
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

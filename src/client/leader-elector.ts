@@ -1,0 +1,259 @@
+// LeaderElector: Kubernetes client-go style leader election (tools/leaderelection) on etcd's
+// election layout, but fenced (coordination-recipes.md §1 "client-go", §3 ideas 1, 3, 12).
+//
+//   const elector = new LeaderElector(client, {
+//     name: 'scheduler', identity: hostname,
+//     onStartedLeading: async ({ signal, token }) => { ... pass token to every write ... },
+//     onStoppedLeading: () => log('stopped leading'),
+//     onNewLeader: (identity) => log('leader is', identity),
+//   }).start();
+//   ...
+//   await elector.stop(); // or `await using elector = ...`
+//
+// Life cycle. Each term runs on a fresh Session: campaign → onStartedLeading({ signal, token }) →
+// the signal aborts (session jeopardy, own key gone, stop(), handOff()) → wait until the callback
+// has settled → resign (fenced) → onStoppedLeading() → close the session → campaign again with a
+// new session (unless stopped). A callback that returns early keeps leadership until the signal
+// aborts (as in client-go). Leadership is dropped the moment the session enters jeopardy — while
+// the server still certainly holds the lease — instead of client-go's RenewDeadline wait, and the
+// token lets resources reject the old leader's late writes. onStoppedLeading is called only after
+// an onStartedLeading (client-go#1187). onNewLeader(identity | null) is called for every new term
+// (the token changed, even for the same identity) and for "no leader".
+//
+// Hand-off protocol (works on vanilla etcd: plain keys and leases; foreign candidates such as
+// `etcdctl elect` do not know it and simply keep their FIFO place):
+//   1. The leader writes the hint `name.handoff` = {"to": successor, "fromToken": token}, in a Txn
+//      fenced on its own leader key (so only the current leader can write it), attached to a new
+//      lease of `handOffTtlSeconds` that nobody renews: a hint can never outlive that TTL.
+//   2. The leader aborts its term: its callback settles, it resigns (fenced delete). It then
+//      campaigns again, at the back of the queue.
+//   3. A campaigner that reaches the head of the queue reads the hint and the candidates in one
+//      read. If the hint names another identity that is a live candidate (its key exists), it
+//      steps back: deletes its key (fenced) and re-queues at the back. Each campaigner yields at
+//      most once per hint (by the hint's mod revision), so a stale hint costs at most one round.
+//   4. The successor reaches the head, wins as usual (own-key Txn check, session valid), and
+//      deletes the hint (fenced on its mod revision).
+// If the successor is not a candidate, or dies meanwhile, the hint is ignored and the FIFO order
+// decides; the hint lease expires regardless.
+import { sleep, type CallOptions } from './call-options.js';
+import type { Client } from './client.js';
+import { Election, type LeaderInfo, type Leadership, type LeaderObserver } from './election.js';
+import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
+import { RecipeError, type RecipeTrace } from './recipe-queue.js';
+import type { Session, SessionOptions } from './session.js';
+import { op } from './txn.js';
+import './dispose.js';
+
+/** What onStartedLeading gets. */
+export interface LeadingContext {
+  /** Aborts when leadership must stop; `aborted` is computed when read. */
+  readonly signal: AbortSignal;
+  /** The fencing token of this term. */
+  readonly token: bigint;
+  readonly leadership: Leadership;
+}
+
+export interface LeaderElectorOptions {
+  /** The election name (etcd layout: candidates are `name/<lease hex>`). */
+  readonly name: string;
+  /** This candidate's identity, stored as the candidate key's value. */
+  readonly identity: string;
+  /**
+   * Session (lease) TTL in seconds; default 15 (client-go's LeaseDuration). A dead leader is
+   * replaced about TTL + one renewal interval after its last renewal; leadership stops at
+   * jeopardy (2/3 TTL without renewal by default).
+   */
+  readonly ttlSeconds?: number;
+  /** Further session options (drift margin, renew deadline, grace period, clock). */
+  readonly session?: Omit<SessionOptions, 'ttlSeconds' | 'leaseId' | 'signal' | 'timeoutMs'>;
+  /** Pause after a failed session grant or campaign before trying again, in ms. Default 1 000. */
+  readonly retryIntervalMs?: number;
+  /** Lifetime of a hand-off hint, in seconds. Default 15. */
+  readonly handOffTtlSeconds?: number;
+  /** Called when this candidate becomes leader. Must stop when `signal` aborts. */
+  readonly onStartedLeading: (ctx: LeadingContext) => Promise<void> | void;
+  /** Called after a term ended (the callback settled and the key was resigned); only if it led. */
+  readonly onStoppedLeading?: () => void;
+  /** A new term began (identity of the new leader) or there is no leader (null). */
+  readonly onNewLeader?: (identity: string | null, leader: LeaderInfo | null) => void;
+  /** Failures that the elector survives (a grant or campaign error, a throwing callback). */
+  readonly onError?: (error: unknown) => void;
+  readonly trace?: RecipeTrace;
+}
+
+// Named limits and defaults.
+const ttlSecondsDefault = 15;
+const retryIntervalMsDefault = 1_000;
+const handOffTtlSecondsDefault = 15;
+/** Bound on the revoke of a term's session, in ms. */
+const sessionCloseTimeoutMs = 2_000;
+
+export class LeaderElector implements AsyncDisposable {
+  readonly #client: Client;
+  readonly #o: LeaderElectorOptions;
+  readonly #election: Election;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  #observer: LeaderObserver | undefined;
+  #observing: Promise<void> | undefined;
+  #leadership: Leadership | undefined;
+  #termEnded: Promise<void> | undefined;
+  #leader: LeaderInfo | null | undefined;
+
+  constructor(client: Client, options: LeaderElectorOptions) {
+    if (options.identity.length === 0) throw new RangeError('LeaderElector: identity is empty');
+    this.#client = client;
+    this.#o = options;
+    this.#election = new Election(client, options.name, {
+      handOff: true,
+      ...(options.trace === undefined ? {} : { trace: options.trace }),
+    });
+  }
+
+  /** Start campaigning and observing (idempotent). */
+  start(): this {
+    if (this.#loop !== undefined) return this;
+    this.#observer = this.#election.observe({ signal: this.#stop.signal });
+    this.#observing = this.#observe(this.#observer);
+    this.#loop = this.#run();
+    return this;
+  }
+
+  /** True while this candidate leads and its session is valid (checked now). */
+  get isLeader(): boolean {
+    return this.#leadership?.valid() ?? false;
+  }
+
+  /** The current term's leadership, while leading. */
+  get leadership(): Leadership | undefined {
+    return this.#leadership;
+  }
+
+  /** The leader last observed (undefined before the first observation). */
+  get leader(): LeaderInfo | null | undefined {
+    return this.#leader;
+  }
+
+  /**
+   * Hand leadership to `identity` (see the protocol above): write the hint, end this term (the
+   * callback's signal aborts with RecipeError HANDED_OFF), resign. Resolves once this term has
+   * ended. RecipeError NOT_LEADER if this candidate does not lead.
+   */
+  async handOff(identity: string, options: CallOptions = {}): Promise<void> {
+    const l = this.#leadership;
+    if (l === undefined || !l.valid()) {
+      throw new RecipeError('NOT_LEADER', `${this.#o.identity} does not lead ${this.#o.name}`);
+    }
+    const ttl = this.#o.handOffTtlSeconds ?? handOffTtlSecondsDefault;
+    const lease = await this.#client.lease.grant(ttl, options);
+    const hint = encodeHandOffHint({ to: identity, fromToken: l.token.toString() });
+    const r = await this.#client.kv
+      .txn()
+      .if(l.isLeader())
+      .then(op.put(handOffHintKey(this.#o.name), hint, { lease: lease.id }))
+      .commit(options);
+    if (!r.succeeded) {
+      await this.#client.lease.revoke(lease.id).catch(() => undefined);
+      throw new RecipeError('NOT_LEADER', `${this.#o.identity} lost ${this.#o.name} meanwhile`);
+    }
+    const ended = this.#termEnded;
+    l.abort(new RecipeError('HANDED_OFF', `${this.#o.name}: handed off to ${identity}`));
+    await ended;
+  }
+
+  /**
+   * Stop: abort the leading callback's signal, wait for it to settle, resign, close the session.
+   * Idempotent.
+   */
+  async stop(): Promise<void> {
+    this.#stop.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
+    this.#leadership?.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
+    await this.#loop;
+    await this.#observer?.close();
+    await this.#observing;
+  }
+
+  /** Resolves once stopped. */
+  async closed(): Promise<void> {
+    await this.#loop;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.stop();
+  }
+
+  async #observe(observer: LeaderObserver): Promise<void> {
+    let lastToken: bigint | null | undefined;
+    for await (const info of observer) {
+      this.#leader = info;
+      const token = info === null ? null : info.token;
+      if (token === lastToken) continue;
+      lastToken = token;
+      try {
+        this.#o.onNewLeader?.(info === null ? null : info.value.toString(), info);
+      } catch (e) {
+        this.#o.onError?.(e);
+      }
+    }
+  }
+
+  async #run(): Promise<void> {
+    const stop = this.#stop.signal;
+    const o = this.#o;
+    while (!stop.aborted) {
+      let session: Session | undefined;
+      let failed = false;
+      try {
+        session = await this.#client.session({
+          ...o.session,
+          ttlSeconds: o.ttlSeconds ?? ttlSecondsDefault,
+          signal: stop,
+        });
+        const l = await this.#election.campaign(session, o.identity, { signal: stop });
+        await this.#term(l);
+      } catch (e) {
+        if (!stop.aborted) {
+          failed = true;
+          o.onError?.(e);
+        }
+      } finally {
+        await session?.close({ timeoutMs: sessionCloseTimeoutMs }).catch(() => undefined);
+      }
+      if (failed) await sleep(o.retryIntervalMs ?? retryIntervalMsDefault, stop).catch(() => {});
+    }
+  }
+
+  async #term(l: Leadership): Promise<void> {
+    let endTerm!: () => void;
+    this.#termEnded = new Promise((resolve) => (endTerm = resolve));
+    this.#leadership = l;
+    const stop = this.#stop.signal;
+    const onStop = (): void => l.abort(new RecipeError('STOPPED', `${this.#o.name}: stopped`));
+    stop.addEventListener('abort', onStop, { once: true });
+    if (stop.aborted) onStop();
+    try {
+      try {
+        await this.#o.onStartedLeading({ signal: l.signal, token: l.token, leadership: l });
+      } catch (e) {
+        if (!l.signal.aborted) this.#o.onError?.(e);
+      }
+      // A callback that returned early keeps leadership until the signal aborts (client-go).
+      if (!l.signal.aborted) {
+        await new Promise<void>((resolve) =>
+          l.signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
+      }
+    } finally {
+      stop.removeEventListener('abort', onStop);
+      // Release after the callback has settled: never while its work may still be running.
+      await l.resign().catch(() => false);
+      this.#leadership = undefined;
+      try {
+        this.#o.onStoppedLeading?.();
+      } catch (e) {
+        this.#o.onError?.(e);
+      }
+      endTerm();
+    }
+  }
+}

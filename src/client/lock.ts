@@ -1,0 +1,283 @@
+// Lock: a fair, fenced mutual-exclusion lock on etcd's key layout (coordination-recipes.md §3
+// ideas 1, 3–6, 8), safe where etcd's Mutex and etcd3's Lock are not:
+//
+// - Interoperable: contenders are `name/<lease hex>` keys, so it queues with `etcdctl lock name`,
+//   Go's concurrency.Mutex and the v3lock service on the same name (recipe-keys.ts).
+// - Fair and herd-free: FIFO by create revision; a waiter watches only its predecessor
+//   (recipe-queue.ts waitTurn).
+// - Fenced: the grant carries `token`, the key's create revision, which strictly increases across
+//   successive holders. Pass it to every resource you touch and have the resource reject smaller
+//   tokens (`tokenAdmits`); for etcd keys use `grant.isOwner()` as a Txn compare.
+// - Session-aware: waiting aborts when the own key disappears or the session expires; victory is
+//   declared only after one Txn confirms key, token and lease, and only while `session.valid()`.
+//   While holding, `grant.signal` aborts at session jeopardy, own-key loss or release, and its
+//   `aborted` is read from the monotonic clock at the moment of the check (recipe-signal.ts).
+// - Released by a fenced Txn (idempotent; never deletes a newer key of the same lease).
+// - Optional lock-delay (Chubby §2.4): a waiter whose predecessor vanished without a clean
+//   release waits `lockDelayMs` before taking the lock (recipe-keys.ts lockDelayMsFor).
+//
+//   const lock = new Lock(client, session, 'jobs/nightly');
+//   await lock.run(async ({ signal, token }) => {
+//     await db.query('UPDATE jobs SET ... WHERE fence <= $1', [token], { signal });
+//   });
+import type { CallOptions } from './call-options.js';
+import type { Client } from './client.js';
+import { sleep } from './call-options.js';
+import { lockDelayMsFor, releaseMarkerKey } from './recipe-keys.js';
+import {
+  KeyGuard,
+  WaitScope,
+  cleanup,
+  enqueue,
+  expirySignal,
+  fencedDelete,
+  register,
+  unregister,
+  untilValid,
+  verifyHead,
+  waitTurn,
+  RecipeError,
+  type Entry,
+  type QueueContext,
+  type RecipeTrace,
+} from './recipe-queue.js';
+import { linkAbort, liveSignal, rawAborted } from './recipe-signal.js';
+import type { Session } from './session.js';
+import { compare, op, type Compare, type Op } from './txn.js';
+import './dispose.js';
+
+export interface LockOptions {
+  /**
+   * After a predecessor disappeared without a clean release (crash, lease expiry, revoke, or a
+   * foreign client such as etcdctl, which writes no marker), wait this long before taking the
+   * lock, in ms, so that the dead holder's delayed writes drain first (Chubby's lock-delay;
+   * Consul defaults to 15 s). Default 0 (off). It protects waiters already queued when the holder
+   * failed; a contender that arrives after the dead holder's key is gone is not delayed.
+   */
+  readonly lockDelayMs?: number;
+  /**
+   * Write the clean-release marker `name.released` (= the token) in the release Txn, so that
+   * waiters using lock-delay know the release was clean. One small key per lock name, outside the
+   * queue prefix, overwritten by each release. Default true; turn off only if no contender uses
+   * lock-delay.
+   */
+  readonly releaseMarker?: boolean;
+  /** Events for metrics and tests (queued, read, wake, granted, lost, released). */
+  readonly trace?: RecipeTrace;
+}
+
+/** What a critical section gets from `lock.run`. */
+export interface LockContext {
+  /** Aborts at session jeopardy, own-key loss or release; `aborted` is computed when read. */
+  readonly signal: AbortSignal;
+  /** The fencing token: the lock key's create revision. */
+  readonly token: bigint;
+  readonly grant: LockGrant;
+}
+
+/** Bound on a release, in ms, unless the caller gives timeoutMs. */
+const releaseTimeoutMsDefault = 5_000;
+
+export class Lock {
+  readonly name: string;
+  readonly #ctx: QueueContext;
+  readonly #lockDelayMs: number;
+  readonly #releaseMarker: boolean;
+
+  constructor(client: Client, session: Session, name: string, options: LockOptions = {}) {
+    const lockDelayMs = options.lockDelayMs ?? 0;
+    if (!(lockDelayMs >= 0)) throw new RangeError('Lock: lockDelayMs must be ≥ 0');
+    this.name = name;
+    this.#ctx = { client, session, name, trace: options.trace };
+    this.#lockDelayMs = lockDelayMs;
+    this.#releaseMarker = options.releaseMarker ?? true;
+  }
+
+  get session(): Session {
+    return this.#ctx.session;
+  }
+
+  /**
+   * Wait for the lock. Without `timeoutMs` it waits until granted, the signal aborts, the own key
+   * is deleted (RecipeError KEY_DELETED) or the session expires (SessionExpiredError). On any
+   * failure the own key is removed (fenced).
+   */
+  async acquire(options: CallOptions = {}): Promise<LockGrant> {
+    return (await this.#acquire(options, false)) as LockGrant;
+  }
+
+  /** Take the lock if it is free now; undefined (and no key left behind) if not. */
+  async tryAcquire(options: CallOptions = {}): Promise<LockGrant | undefined> {
+    return this.#acquire(options, true);
+  }
+
+  /**
+   * Acquire, run `fn`, and release once `fn` has settled (even if the signal aborted first: the
+   * release waits for the critical section, never the other way round). `fn`'s error is rethrown;
+   * a release error is thrown only if `fn` succeeded.
+   */
+  async run<T>(fn: (ctx: LockContext) => Promise<T> | T, options: CallOptions = {}): Promise<T> {
+    const grant = await this.acquire(options);
+    let result: T;
+    try {
+      result = await fn({ signal: grant.signal, token: grant.token, grant });
+    } catch (e) {
+      await grant.release().catch(() => false);
+      throw e;
+    }
+    await grant.release();
+    return result;
+  }
+
+  async #acquire(options: CallOptions, tryOnce: boolean): Promise<LockGrant | undefined> {
+    const ctx = this.#ctx;
+    const { session } = ctx;
+    register(session, this.name);
+    const scope = new WaitScope(options, `lock ${this.name}`);
+    const expiry = expirySignal(session);
+    scope.link(expiry.signal);
+    let entry: Entry | undefined;
+    let guard: KeyGuard | undefined;
+    try {
+      session.assertValid();
+      entry = (await enqueue(ctx, Buffer.alloc(0), scope.signal)).entry;
+      guard = new KeyGuard(ctx, entry);
+      scope.link(guard.signal);
+      for (;;) {
+        if (tryOnce) {
+          if ((await verifyHead(ctx, entry, scope.signal)) !== 'head' || !session.valid()) {
+            await guard.close();
+            await cleanup(ctx, entry);
+            unregister(session, this.name);
+            return undefined;
+          }
+        } else {
+          const gone = await waitTurn(ctx, entry, scope.signal);
+          if (this.#lockDelayMs > 0 && gone !== undefined) {
+            const marker = await ctx.client.kv.get(releaseMarkerKey(this.name), {
+              signal: scope.signal,
+            });
+            const ms = lockDelayMsFor(this.#lockDelayMs, gone, marker);
+            if (ms > 0) {
+              ctx.trace?.({ type: 'lock-delay', key: entry.key, token: entry.token, ms });
+              await sleep(ms, scope.signal);
+            }
+          }
+          const head = await verifyHead(ctx, entry, scope.signal);
+          if (head === 'not-head') continue;
+          if (head === 'lost') {
+            throw new RecipeError('KEY_DELETED', `${entry.key}: own key gone while waiting`);
+          }
+        }
+        // The server says we hold it; claim it only while the session is valid at this moment.
+        if (!session.valid()) {
+          await untilValid(session, scope.signal);
+          continue; // re-verify: the key may have gone while the session was in jeopardy
+        }
+        ctx.trace?.({ type: 'granted', key: entry.key, token: entry.token });
+        const grant = new LockGrant(ctx, entry, guard, this.#releaseMarker);
+        guard = undefined;
+        return grant;
+      }
+    } catch (e) {
+      await guard?.close();
+      if (entry !== undefined) await cleanup(ctx, entry);
+      unregister(session, this.name);
+      throw scope.signal.aborted ? scope.signal.reason : e;
+    } finally {
+      scope.dispose();
+      expiry.dispose();
+    }
+  }
+}
+
+/** A held lock. Release it (or `await using` it); its signal tells when it is no longer safe. */
+export class LockGrant implements AsyncDisposable {
+  readonly name: string;
+  /** The lock key, `name/<lease hex>`. */
+  readonly key: string;
+  /** The fencing token: the key's create revision. */
+  readonly token: bigint;
+  readonly leaseId: bigint;
+  /** Aborts at session jeopardy, own-key loss or release; `aborted` is computed when read. */
+  readonly signal: AbortSignal;
+  readonly #ctx: QueueContext;
+  readonly #entry: Entry;
+  readonly #guard: KeyGuard;
+  readonly #controller = new AbortController();
+  readonly #unlink: Array<() => void>;
+  readonly #releaseMarker: boolean;
+  #releasing: Promise<boolean> | undefined;
+
+  constructor(ctx: QueueContext, entry: Entry, guard: KeyGuard, releaseMarker: boolean) {
+    this.name = entry.name;
+    this.key = entry.key;
+    this.token = entry.token;
+    this.leaseId = entry.leaseId;
+    this.#ctx = ctx;
+    this.#entry = entry;
+    this.#guard = guard;
+    this.#releaseMarker = releaseMarker;
+    this.#unlink = [
+      linkAbort(ctx.session.activeSignal(), this.#controller),
+      linkAbort(guard.signal, this.#controller),
+    ];
+    this.signal = liveSignal(this.#controller, ctx.session);
+  }
+
+  /** True while the lock is certainly held: not aborted and the session valid, checked now. */
+  valid(): boolean {
+    return this.#ctx.session.valid() && !rawAborted(this.signal);
+  }
+
+  /** Milliseconds of certain lease left while held; 0 when not valid. */
+  remainingMs(): number {
+    return this.valid() ? this.#ctx.session.remainingMs() : 0;
+  }
+
+  /** Throws unless held with more than `minRemainingMs` of certain lease left. */
+  assertHeld(minRemainingMs = 0): void {
+    this.signal.throwIfAborted();
+    this.#ctx.session.assertValid(minRemainingMs);
+  }
+
+  /** A Txn compare that holds only while this grant's key is the lock key (Go's IsOwner()). */
+  isOwner(): Compare {
+    return compare.createRevision(this.key, '=', this.token);
+  }
+
+  /**
+   * Release: abort the signal, then delete the key only if it is still this grant's (one Txn,
+   * with the clean-release marker). True if this call deleted it; false if it was already gone
+   * (expired, revoked, or deleted by an earlier attempt whose answer was lost). Idempotent.
+   */
+  release(options: CallOptions = {}): Promise<boolean> {
+    this.#releasing ??= this.#release(options);
+    return this.#releasing;
+  }
+
+  async #release(options: CallOptions): Promise<boolean> {
+    this.#controller.abort(new RecipeError('RELEASED', `${this.key}: released`));
+    for (const f of this.#unlink) f();
+    await this.#guard.close();
+    const extra: Op[] = this.#releaseMarker
+      ? [op.put(releaseMarkerKey(this.name), this.token.toString())]
+      : [];
+    try {
+      const deleted = await fencedDelete(this.#ctx, this.#entry, extra, {
+        ...options,
+        timeoutMs: options.timeoutMs ?? releaseTimeoutMsDefault,
+      });
+      this.#ctx.trace?.({ type: 'released', key: this.key, token: this.token, deleted });
+      unregister(this.#ctx.session, this.name);
+      return deleted;
+    } catch (e) {
+      this.#releasing = undefined; // allow a retry
+      throw e;
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release().catch(() => false);
+  }
+}

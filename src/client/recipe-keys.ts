@@ -1,0 +1,148 @@
+// The pure parts of the lock and election recipes: key layout, fencing-token order, and the
+// decisions (lock-delay, hand-off yield, observed leader) as functions of data, so that they are
+// table- and property-tested beside the I/O (STYLE.md rule 9).
+//
+// Key layout (etcd-v3-api.md b.12/b.13, coordination-recipes.md §3 idea 8): a lock or election
+// named `name` queues its contenders under the prefix `name + "/"`, each as the key
+// `name + "/" + lowercase-hex(leaseId)` attached to that lease — exactly what Go's
+// `concurrency.NewMutex`/`NewElection`, `etcdctl lock|elect` and the v3lock/v3election services
+// write, so all of them share one FIFO queue. Go formats the lease with `%x`: no padding, no `0x`.
+//
+// Our own bookkeeping keys (the clean-release marker and the hand-off hint) must lie OUTSIDE that
+// prefix, or every other client would take them for contenders; they are `name + suffix` with a
+// suffix that starts with a character other than "/".
+import type { KeyValue } from './codec.js';
+
+/** The queue prefix of a lock or election: `name + "/"` (Go stores `pfx + "/"`). */
+export function queuePrefix(name: string): string {
+  if (name.length === 0) throw new RangeError('recipe: name must not be empty');
+  return `${name}/`;
+}
+
+/** A contender's key: `name/<lease id in lowercase hex>`, as etcd's Go recipes write it. */
+export function contenderKey(name: string, leaseId: bigint): string {
+  if (leaseId <= 0n) throw new RangeError(`recipe: lease id must be > 0 (got ${leaseId})`);
+  return `${queuePrefix(name)}${leaseId.toString(16)}`;
+}
+
+/** The lease id encoded in a contender key, or undefined when the key is not one. */
+export function leaseOfContenderKey(name: string, key: string): bigint | undefined {
+  const pfx = queuePrefix(name);
+  if (!key.startsWith(pfx)) return undefined;
+  const hex = key.slice(pfx.length);
+  if (!/^[0-9a-f]+$/.test(hex)) return undefined;
+  return BigInt(`0x${hex}`);
+}
+
+/** Suffix of the clean-release marker key (coordination-recipes.md §3 idea 6). */
+export const releaseMarkerSuffix = '.released';
+/** Suffix of the hand-off hint key (coordination-recipes.md §3 idea 12). */
+export const handOffHintSuffix = '.handoff';
+
+/** The one clean-release marker key of a lock: outside the queue prefix. */
+export function releaseMarkerKey(name: string): string {
+  return `${name}${releaseMarkerSuffix}`;
+}
+
+/** The one hand-off hint key of an election: outside the queue prefix. */
+export function handOffHintKey(name: string): string {
+  return `${name}${handOffHintSuffix}`;
+}
+
+/**
+ * Fencing tokens are create revisions: a later holder of the same name always has a larger one,
+ * because its key was created after the earlier holder's key (the queue is FIFO by creation, and
+ * a holder's key is the first-created under the prefix). A resource accepts a token only if it is
+ * at least the largest it has seen.
+ */
+export function tokenAdmits(highWaterMark: bigint | undefined, token: bigint): boolean {
+  return highWaterMark === undefined || token >= highWaterMark;
+}
+
+/** What a waiter knows about the deletion that made it the head of the queue. */
+export interface PredecessorGone {
+  /** The deleted key's create revision (its holder's token). */
+  readonly token: bigint;
+  /** The revision of the delete. */
+  readonly deleteRevision: bigint;
+}
+
+/**
+ * The lock-delay decision (Chubby §2.4; coordination-recipes.md §3 idea 6), from the marker read
+ * after the predecessor's deletion. A holder that releases writes, in the same Txn as its delete,
+ * the marker `name.released` = its token in decimal. So the marker holding exactly the deleted
+ * key's token proves a clean release; anything else (no marker, another token: a crash, a lease
+ * expiry, a revoke, an operator's delete, or a foreign client such as etcdctl) gets the delay.
+ * Returns the delay to wait, in ms.
+ */
+export function lockDelayMsFor(
+  lockDelayMs: number,
+  gone: PredecessorGone | undefined,
+  marker: KeyValue | undefined,
+): number {
+  if (lockDelayMs <= 0 || gone === undefined) return 0;
+  const clean = marker !== undefined && marker.value.toString() === gone.token.toString();
+  return clean ? 0 : lockDelayMs;
+}
+
+/** A hand-off hint as stored (JSON): the chosen successor and the token of the leader that chose. */
+export interface HandOffHint {
+  readonly to: string;
+  readonly fromToken: string;
+}
+
+export function encodeHandOffHint(hint: HandOffHint): string {
+  return JSON.stringify(hint);
+}
+
+export function decodeHandOffHint(value: Buffer): HandOffHint | undefined {
+  try {
+    const v = JSON.parse(value.toString()) as unknown;
+    if (typeof v !== 'object' || v === null) return undefined;
+    const { to, fromToken } = v as Record<string, unknown>;
+    if (typeof to !== 'string' || typeof fromToken !== 'string') return undefined;
+    return { to, fromToken };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a campaigner that has reached the head of the queue must step back for a chosen
+ * successor: there is a hint naming someone else, that someone is a live contender now (its key
+ * exists under the prefix, so its lease is alive), and this campaigner has not already yielded to
+ * this very hint (each hint makes each campaigner yield at most once, so a hint can never stall
+ * the election for longer than one round of re-queuing).
+ */
+export function mustYield(
+  self: string,
+  hint: { readonly hint: HandOffHint; readonly modRevision: bigint } | undefined,
+  contenders: readonly KeyValue[],
+  yieldedTo: ReadonlySet<bigint>,
+): boolean {
+  if (hint === undefined || hint.hint.to === self) return false;
+  if (yieldedTo.has(hint.modRevision)) return false;
+  return contenders.some((kv) => kv.value.toString() === hint.hint.to);
+}
+
+/** The leader of an election: the first-created contender, or null. */
+export function leaderOf(contenders: Iterable<KeyValue>): KeyValue | null {
+  let best: KeyValue | null = null;
+  for (const kv of contenders)
+    if (best === null || kv.createRevision < best.createRevision) best = kv;
+  return best;
+}
+
+/**
+ * Whether an observer must report `next` after having reported `last`: a different leader (by
+ * token, so a new term with an identical value counts), a new value or proclamation by the same
+ * leader (mod revision), or a change between "no leader" and a leader.
+ */
+export function leaderChanged(
+  last: { readonly token: bigint; readonly modRevision: bigint } | null | undefined,
+  next: { readonly token: bigint; readonly modRevision: bigint } | null,
+): boolean {
+  if (last === undefined) return true;
+  if (last === null || next === null) return last !== next;
+  return last.token !== next.token || last.modRevision !== next.modRevision;
+}
