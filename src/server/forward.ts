@@ -15,6 +15,7 @@ export type ForwardOp =
   | { readonly op: 'propose'; readonly cmd: Command }
   | { readonly op: 'member'; readonly cmd: MemberCommand }
   | { readonly op: 'timeToLive'; readonly id: LeaseId; readonly keys: boolean }
+  | { readonly op: 'keepAlive'; readonly id: LeaseId }
   | {
       readonly op: 'memberAdd';
       readonly peerUrls: readonly string[];

@@ -148,6 +148,13 @@ export class EtcdNode implements KvBackend {
   /** The term whose leader has refreshed every lease: only then may it expire leases. */
   private leaseReadyTerm: Term | 0 = 0;
   private refreshingTerm: Term | 0 = 0;
+  /**
+   * Renewals this leader granted in its current term, as deadlines on its clock. Renewals are
+   * not written to the log (etcd's lessor does the same): a new leader refreshes every lease to
+   * a full TTL plus an election timeout from its own takeover, which is after any renewal the
+   * old leader could still grant (CheckQuorum makes it step down first).
+   */
+  private readonly renewals = new Map<LeaseId, number>();
   private readonly revoking = new Set<LeaseId>();
   private cancelExpiry: (() => void) | undefined;
   private disk: FileDisk | undefined;
@@ -344,10 +351,7 @@ export class EtcdNode implements KvBackend {
   }
 
   async leaseKeepAlive(id: LeaseId, signal?: AbortSignal): Promise<LeaseKeepAliveResponse> {
-    const r = await this.propose({ type: 'leaseKeepAlive', id, nowMs: 0 }, signal);
-    if (r.type === 'error') throw new ApiError(r.error);
-    assert(r.type === 'leaseKeepAlive', () => `keepalive answered with ${r.type}`);
-    return r.response;
+    return (await this.onLeader({ op: 'keepAlive', id }, signal)) as LeaseKeepAliveResponse;
   }
 
   status(): NodeStatus {
@@ -538,17 +542,25 @@ export class EtcdNode implements KvBackend {
       return { ok: true, value: null, index: this.replica.raft.log.applied };
     }
     const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    if (op.op === 'keepAlive') {
+      if (!(await this.leaseClockReady(deadline, undefined)))
+        return { ok: false, error: ERR_NOT_LEADER };
+      return { ok: true, value: this.renewLease(op.id), index: this.replica.raft.log.applied };
+    }
     if (op.op === 'timeToLive') {
       // Deadlines are on this leader's clock only once its refresh applied; and a deposed
       // leader must not report a lease the new one revoked (ReadIndex confirms we lead).
       if (!(await this.leaseClockReady(deadline, undefined)))
         return { ok: false, error: ERR_NOT_LEADER };
       await this.readBarrier();
-      return {
-        ok: true,
-        value: this.machine.leaseTimeToLive(op.id, this.clock.nowMs(), op.keys),
-        index: this.replica.raft.log.applied,
-      };
+      const now = this.clock.nowMs();
+      const ttl = this.machine.leaseTimeToLive(op.id, now, op.keys);
+      const renewed = this.renewals.get(op.id);
+      const value =
+        ttl.ttlSeconds >= 0 && renewed !== undefined
+          ? { ...ttl, ttlSeconds: Math.max(ttl.ttlSeconds, Math.trunc((renewed - now) / 1000)) }
+          : ttl;
+      return { ok: true, value, index: this.replica.raft.log.applied };
     }
     if (usesLeaseClock(op) && !(await this.leaseClockReady(deadline, undefined)))
       return { ok: false, error: ERR_NOT_LEADER };
@@ -630,7 +642,12 @@ export class EtcdNode implements KvBackend {
       return;
     }
     const now = this.clock.nowMs();
-    const ids = this.machine.expiredLeases(now, LEASE_REVOKES_PER_CHECK_MAX);
+    for (const id of this.renewals.keys())
+      if (this.machine.leaseInfo(id) === undefined) this.renewals.delete(id);
+    const ids = this.machine
+      .expiredLeases(now, 4 * LEASE_REVOKES_PER_CHECK_MAX)
+      .filter((id) => (this.renewals.get(id) ?? -Infinity) <= now)
+      .slice(0, LEASE_REVOKES_PER_CHECK_MAX);
     for (const id of ids) {
       if (this.revoking.has(id)) continue;
       this.revoking.add(id);
@@ -642,6 +659,21 @@ export class EtcdNode implements KvBackend {
         })
         .finally(() => this.revoking.delete(id));
     }
+  }
+
+  /**
+   * A renewal on the leader: TTL 0 for an unknown lease, one being revoked, or one whose
+   * deadline has passed (its revoke is coming; reference b.9); else a new deadline of now + TTL.
+   */
+  private renewLease(id: LeaseId): LeaseKeepAliveResponse {
+    const header = { revision: this.machine.revision };
+    const info = this.machine.leaseInfo(id);
+    const now = this.clock.nowMs();
+    if (info === undefined || this.revoking.has(id)) return { header, id, ttlSeconds: 0 };
+    if (Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity) <= now)
+      return { header, id, ttlSeconds: 0 };
+    this.renewals.set(id, now + info.ttlSeconds * 1000);
+    return { header, id, ttlSeconds: info.ttlSeconds };
   }
 
   /**
@@ -662,7 +694,11 @@ export class EtcdNode implements KvBackend {
     });
     this.replica.propose(data, (o) => {
       if (this.refreshingTerm === t) this.refreshingTerm = 0;
-      if (o.ok && this.replica.raft.term === t) this.leaseReadyTerm = t;
+      if (o.ok && this.replica.raft.term === t) {
+        this.leaseReadyTerm = t;
+        // The refresh gave every lease a full TTL from now: older renewals are moot.
+        this.renewals.clear();
+      }
     });
   }
 

@@ -207,3 +207,37 @@ test('a member added at run time joins from a snapshot, serves, and can be remov
     await Promise.all([...nodes, ...(joiner ? [joiner] : [])].map((n) => n.stop()));
   }
 });
+
+test('keepalives on the leader keep a lease alive without log entries; then it expires', async () => {
+  const cfgs = await configs(3);
+  const nodes = await Promise.all(cfgs.map((c) => EtcdNode.start(c)));
+  try {
+    await until('a leader', () => nodes.some((n) => n.isLeader));
+    const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
+    const g = await follower.propose({ type: 'leaseGrant', id: 0n, ttlSeconds: 2, nowMs: 0 });
+    assert.ok(g.type === 'leaseGrant');
+    const id = g.response.id;
+    await follower.propose({
+      type: 'put',
+      request: { key: enc.encode('kept'), value: enc.encode('x'), lease: id },
+    });
+    const indexBefore = follower.status().raftIndex;
+    // Renew every 500 ms for two TTLs: the key must stay.
+    const renewUntil = performance.now() + 4000;
+    while (performance.now() < renewUntil) {
+      const ka = await follower.leaseKeepAlive(id);
+      assert.equal(ka.ttlSeconds, 2);
+      assert.equal(get(follower, 'kept'), 'x');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.ok(follower.status().raftIndex - indexBefore < 4, 'renewals are not log entries');
+    const ttl = await follower.leaseTimeToLive(id, false);
+    assert.ok(ttl.ttlSeconds >= 1, `remaining ${ttl.ttlSeconds}`);
+    await until('the lease to expire once renewals stop', () =>
+      nodes.every((n) => get(n, 'kept') === undefined),
+    );
+    assert.equal((await follower.leaseKeepAlive(id)).ttlSeconds, 0);
+  } finally {
+    await Promise.all(nodes.map((m) => m.stop()));
+  }
+});

@@ -200,6 +200,12 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     };
   }
 
+  /** A lease's granted TTL and leader-clock deadline, for the leader's own bookkeeping. */
+  leaseInfo(id: LeaseId): { readonly ttlSeconds: number; readonly deadlineMs: number } | undefined {
+    const lease = this.leases.get(id);
+    return lease && { ttlSeconds: lease.ttlSeconds, deadlineMs: lease.expiryMs };
+  }
+
   leaseLeases(): LeaseLeasesResponse {
     return { header: this.header(), leases: this.leases.ids() };
   }
