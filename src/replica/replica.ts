@@ -51,6 +51,12 @@ export interface ReplicaConfig {
   /** Appends in flight per follower; see RaftOptions. */
   readonly inflightAppendsMax?: number;
   readonly mutants?: Mutants;
+  /**
+   * Reads that arrive in the same turn of the event loop share one ReadIndex round (one
+   * heartbeat broadcast for all), issued on the next `clock.after(0)`. Off in the simulator,
+   * whose schedules were recorded without it.
+   */
+  readonly batchReads?: boolean;
 }
 
 /** What happened to an entry, for the simulator's invariant checkers. */
@@ -97,6 +103,8 @@ export class Replica<R> {
   private cancelTick: Cancel;
   private proposals = new Map<LogIndex, PendingProposal<R>>();
   private reads = new Map<number, PendingRead>();
+  /** Reads waiting for the next batched ReadIndex round (batchReads). */
+  private readBatch: ((o: ReadOutcome) => void)[] | undefined;
   /**
    * Read contexts start at a random base per run of the node, so that an answer meant for a read
    * of its previous run (still queued somewhere) cannot release a read of this one.
@@ -235,6 +243,7 @@ export class Replica<R> {
       done({ ok: false, reason: 'busy', leader: this.raft.leader });
       return noop;
     }
+    if (this.cfg.batchReads) return this.readBatched(done);
     const context = this.nextReadContext++;
     if (!this.raft.readIndex(context)) {
       const busy = this.raft.role === 'leader';
@@ -244,6 +253,48 @@ export class Replica<R> {
     this.reads.set(context, { index: undefined, done });
     this.process();
     return () => this.reads.delete(context);
+  }
+
+  /**
+   * Join the batch of reads that the next round serves. The round starts after every read in
+   * it arrived (its index is taken then), which is what linearizability needs (§6.4).
+   */
+  private readBatched(done: (o: ReadOutcome) => void): () => void {
+    let batch = this.readBatch;
+    if (batch === undefined) {
+      const fresh: ((o: ReadOutcome) => void)[] = [];
+      batch = fresh;
+      this.readBatch = fresh;
+      this.clock.after(0, () => {
+        this.readBatch = undefined;
+        this.issueBatch(fresh);
+      });
+    }
+    const mine = batch;
+    mine.push(done);
+    return () => {
+      const i = mine.indexOf(done);
+      if (i >= 0) mine.splice(i, 1);
+    };
+  }
+
+  private issueBatch(waiters: ((o: ReadOutcome) => void)[]): void {
+    if (waiters.length === 0) return;
+    const answer = (o: ReadOutcome): void => {
+      for (const w of [...waiters]) w(o);
+    };
+    if (this.stopped) {
+      answer({ ok: false, reason: 'notLeader', leader: this.raft.leader });
+      return;
+    }
+    const context = this.nextReadContext++;
+    if (!this.raft.readIndex(context)) {
+      const busy = this.raft.role === 'leader';
+      answer({ ok: false, reason: busy ? 'busy' : 'notLeader', leader: this.raft.leader });
+      return;
+    }
+    this.reads.set(context, { index: undefined, done: answer });
+    this.process();
   }
 
   /** Drive the Ready loop until the core has nothing more or a sync is in flight. */

@@ -9,6 +9,11 @@ export const monotonicClock: Clock = {
     return () => clearInterval(t);
   },
   after(delayMs: number, fn: () => void): Cancel {
+    if (delayMs <= 0) {
+      // "After the current turn": once the I/O callbacks already due have run (batching).
+      const i = setImmediate(fn);
+      return () => clearImmediate(i);
+    }
     const t = setTimeout(fn, delayMs);
     return () => clearTimeout(t);
   },

@@ -271,6 +271,7 @@ export class EtcdNode implements KvBackend {
         snapshotKeepEntries: Math.min(5000, cfg.snapshotCount),
         // Read contexts and election jitter must differ per run of the process (replica.ts).
         seed: randomInt(1, 2 ** 47),
+        batchReads: true,
       },
       this.sm,
       this.clock,
