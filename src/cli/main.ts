@@ -5,6 +5,7 @@ import { registerDetect } from './detect.js';
 import { registerUp } from './up.js';
 import { registerCheck } from './check.js';
 import { registerStart } from './start.js';
+import { registerDemo } from './demo.js';
 
 const program = new Command();
 program
@@ -17,5 +18,6 @@ registerUp(program);
 registerSim(program);
 registerDetect(program);
 registerCheck(program);
+registerDemo(program);
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,203 @@
+// `tenure demo split-brain`: the zombie-writer scenario of split-brain.ts with real processes —
+// by default against a throwaway 3-member tenure cluster on free 127.0.0.1 ports in a temporary
+// directory (stopped by PID and removed at the end), or against a running one (`--endpoints`).
+// Human-readable timeline on stdout; with `--json`, exactly one JSON object on stdout and the
+// timeline on stderr. Exit 0 when the fenced store accepted no stale write (and refused some)
+// and the unfenced one accepted some; 1 otherwise; 2 for bad usage.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import {
+  demoHolds,
+  reportJson,
+  runSplitBrain,
+  type SplitBrainReport,
+} from '../demo/split-brain.js';
+import { Timeline } from '../demo/timeline.js';
+import { integer } from './args.js';
+import {
+  planCluster,
+  startCluster,
+  stopCluster,
+  waitHealthy,
+  type LocalClusterState,
+} from './local-cluster.js';
+
+interface SplitBrainFlags {
+  readonly endpoints?: string;
+  readonly json?: boolean;
+  readonly ttl: number;
+  readonly parts: number;
+  readonly store: string;
+  readonly pgUrl?: string;
+}
+
+// Named limits.
+/** How long the throwaway cluster may take to elect a leader. */
+const healthyTimeoutMs = 30_000;
+/** Attempts with fresh ports when a port was taken between our probe and a member's bind. */
+const clusterAttemptsMax = 3;
+
+/** `count` distinct ports that were free on 127.0.0.1 a moment ago (all probed at once). */
+async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      servers.push(
+        await new Promise<Server>((resolve, reject) => {
+          const s = createServer();
+          s.once('error', reject);
+          s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => resolve(s));
+        }),
+      );
+    }
+    return servers.map((s) => {
+      const a = s.address();
+      if (a === null || typeof a === 'string') throw new Error('no TCP address');
+      return a.port;
+    });
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+/** Start a throwaway cluster in `dir` and wait for a leader; on failure, nothing is left running. */
+async function startThrowawayCluster(dir: string, t: Timeline): Promise<LocalClusterState> {
+  for (let attempt = 1; ; attempt++) {
+    const ports = await freePorts(6);
+    const state = await startCluster(
+      planCluster(join(dir, `cluster-${attempt}`), ports.slice(0, 3), ports.slice(3)),
+      false,
+    );
+    t.event('cluster', `starting 3 members, pids ${state.members.map((m) => m.pid).join(', ')}`);
+    try {
+      await waitHealthy(state, healthyTimeoutMs);
+      return state;
+    } catch (e) {
+      await stopCluster(state);
+      // A member that lost its port to another process exits at once; try fresh ports.
+      if (attempt >= clusterAttemptsMax) throw e;
+      t.event('cluster', `did not start (${String(e).split('\n')[0]}); retrying on other ports`);
+    }
+  }
+}
+
+function parseStore(text: string): 'files' | 'postgres' {
+  if (text !== 'files' && text !== 'postgres') {
+    throw new InvalidArgumentError(`expected files or postgres, got ${JSON.stringify(text)}`);
+  }
+  return text;
+}
+
+function printSummary(r: SplitBrainReport, holds: boolean, out: (line: string) => void): void {
+  out('');
+  out('== Verdict');
+  out(
+    `fenced:   ${r.fenced.staleWritesAccepted} stale writes accepted, ` +
+      `${r.fenced.staleWritesRejected} rejected; final record from one writer: ${!r.fenced.finalRecordMixed}`,
+  );
+  out(
+    `unfenced: ${r.unfenced.staleWritesAccepted} stale writes accepted, ` +
+      `${r.unfenced.staleWritesRejected} rejected; final record mixed: ${r.unfenced.finalRecordMixed}`,
+  );
+  const seen = r.fenced.observedOnResume;
+  if (seen !== undefined) {
+    out(
+      `On resume worker-1's own SDK already knew (grant.signal.aborted=${seen.signalAborted}, ` +
+        `session.valid()=${seen.sessionValid}): a worker that checks before each write stops ` +
+        'itself. One that does not — or is paused between its check and its write — is stopped ' +
+        'only by the fence at the store.',
+    );
+  }
+  out(
+    holds
+      ? 'OK: the fence refused every stale write; without it the zombie corrupted the record.'
+      : 'UNEXPECTED: the runs did not show the fenced/unfenced difference (see above).',
+  );
+}
+
+export function registerDemo(program: Command): void {
+  const demo = program
+    .command('demo')
+    .description('demonstrations with real processes against a tenure cluster');
+  demo
+    .command('split-brain')
+    .description(
+      'a lock holder frozen (SIGSTOP) past its lease writes after its successor: refused by a ' +
+        'fenced store, accepted by an unfenced one',
+    )
+    .option(
+      '--endpoints <urls>',
+      'use this running cluster (comma-separated client URLs) instead of a throwaway one',
+    )
+    .option('--json', 'print exactly one JSON object on stdout; the timeline goes to stderr')
+    .option('--ttl <seconds>', 'lease TTL of the workers (the server minimum is 2)', integer(2), 2)
+    .option('--parts <n>', 'parts of the record each worker writes (2..16)', integer(2), 3)
+    .option('--store <kind>', 'files (a temporary directory) or postgres', parseStore, 'files')
+    .option('--pg-url <url>', 'PostgreSQL connection string for --store postgres')
+    .action(async (flags: SplitBrainFlags) => {
+      const backend = parseStore(flags.store);
+      if (backend === 'postgres' && flags.pgUrl === undefined) {
+        process.stderr.write('tenure demo split-brain: --store postgres needs --pg-url\n');
+        process.exit(2);
+      }
+      const json = flags.json === true;
+      const out = (line: string): void => {
+        (json ? process.stderr : process.stdout).write(`${line}\n`);
+      };
+      const t = new Timeline(out);
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort(new Error('interrupted'));
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+
+      out('tenure demo split-brain: a lock holder frozen past its lease, and who stops its writes');
+      let dir: string | undefined;
+      let cluster: LocalClusterState | undefined;
+      let code = 1;
+      try {
+        let endpoints: string[];
+        if (flags.endpoints !== undefined) {
+          endpoints = flags.endpoints.split(',').map((s) => s.trim());
+          t.event('cluster', `using ${endpoints.join(', ')}`);
+        } else {
+          dir = mkdtempSync(join(tmpdir(), 'tenure-demo-'));
+          cluster = await startThrowawayCluster(dir, t);
+          endpoints = cluster.members.map((m) => m.clientUrl);
+          t.event('cluster', `healthy: ${endpoints.join(', ')} (data in ${cluster.dir})`);
+        }
+        const report = await runSplitBrain({
+          endpoints,
+          backend,
+          ...(flags.pgUrl === undefined ? {} : { pgUrl: flags.pgUrl }),
+          ttlSeconds: flags.ttl,
+          parts: flags.parts,
+          timeline: t,
+          signal: abort.signal,
+        });
+        const holds = demoHolds(report);
+        printSummary(report, holds, out);
+        if (json) process.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
+        code = holds ? 0 : 1;
+      } catch (e) {
+        const text = abort.signal.aborted
+          ? 'interrupted; stopping what it started'
+          : e instanceof Error
+            ? (e.stack ?? e.message)
+            : String(e);
+        process.stderr.write(`tenure demo split-brain: ${text}\n`);
+        code = 1;
+      } finally {
+        if (cluster !== undefined) {
+          for (const line of await stopCluster(cluster)) t.event('cluster', line);
+          t.event('cluster', 'stopped');
+        }
+        if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+      process.exit(code);
+    });
+}
