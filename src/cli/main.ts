@@ -6,6 +6,7 @@ import { registerUp } from './up.js';
 import { registerCheck } from './check.js';
 import { registerStart } from './start.js';
 import { registerDemo } from './demo.js';
+import { registerBench } from './bench.js';
 
 const program = new Command();
 program
@@ -18,6 +19,7 @@ registerUp(program);
 registerSim(program);
 registerDetect(program);
 registerCheck(program);
+registerBench(program);
 registerDemo(program);
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,99 @@
+// Workload sizes and named limits of `tenure bench`, in one place. Two presets: `full` (the real
+// comparison; sized so that 3 rounds on both systems finish in under 10 minutes on the project's
+// 2-core machine) and `quick` (a smoke test for CI: tiny workloads, one round, one failover
+// sample). The definitions follow shared/reference/etcd-baseline.md ("What each workload does"),
+// with smaller counts so that six cluster runs fit the time budget.
+
+export interface BenchSizes {
+  /** a. Sequential puts, 1 client, random endpoint per call. Baseline: 2000. */
+  readonly seqPuts: number;
+  /** b. Puts at `inflight` concurrency. Baseline: 20000 (6.6 s on etcd). */
+  readonly throughputPuts: number;
+  /** c. Linearizable and serializable gets each, over `getKeySpace` keys. Baseline: 20000. */
+  readonly gets: number;
+  /** Keys preloaded for the get workloads. Baseline: 1000. */
+  readonly getKeySpace: number;
+  /** d. Leases granted (TTL `leaseTtlSeconds`) and keepalives sent. Baseline: 1000. */
+  readonly leases: number;
+  /** e. Lock cycles (acquire → release) shared by `lockClients` contenders. Baseline: 500. */
+  readonly lockCycles: number;
+  /** Watch fan-out: watchers on one key, and the puts the single writer makes. */
+  readonly watchers: number;
+  readonly watchPuts: number;
+  /** f. kill -9 of the Raft leader per round (each followed by a restart). Baseline: 5. */
+  readonly failoverSamples: number;
+  /** g. kill -9 of the leading elector process per round. Baseline: 3. */
+  readonly electionSamples: number;
+  /** Session TTL of the electors in the election failover, in s. Baseline: 5. */
+  readonly electionTtlSeconds: number;
+  /** Unmeasured operations before each measured loop. */
+  readonly warmupOps: number;
+  /** Rounds (each runs every system once, alternating the order). */
+  readonly rounds: number;
+}
+
+export const fullSizes: BenchSizes = {
+  seqPuts: 1000,
+  throughputPuts: 5000,
+  gets: 5000,
+  getKeySpace: 1000,
+  leases: 1000,
+  lockCycles: 300,
+  watchers: 100,
+  watchPuts: 300,
+  failoverSamples: 5,
+  electionSamples: 2,
+  electionTtlSeconds: 5,
+  warmupOps: 50,
+  rounds: 3,
+};
+
+export const quickSizes: BenchSizes = {
+  seqPuts: 200,
+  throughputPuts: 200,
+  gets: 200,
+  getKeySpace: 100,
+  leases: 200,
+  lockCycles: 30,
+  watchers: 10,
+  watchPuts: 20,
+  failoverSamples: 1,
+  electionSamples: 1,
+  electionTtlSeconds: 2,
+  warmupOps: 10,
+  rounds: 1,
+};
+
+// Named limits.
+/** Requests in flight for the throughput workloads (baseline b, c, d). */
+export const inflight = 64;
+/** Contending lock clients (baseline e). */
+export const lockClients = 8;
+/** Lease TTL of the lease workloads, in s (baseline d). */
+export const leaseTtlSeconds = 5;
+/** A closed-loop workload stops after this long even if its count is not reached (baseline: 10 s). */
+export const workloadTimeCapMs = 10_000;
+/** Watch fan-out: how long to wait for the last events after the last put. */
+export const watchDrainMs = 5_000;
+/** Etcd3 clients the watchers are spread over (each multiplexes its watchers on one stream). */
+export const watchClientsMax = 10;
+/** Deadline of each unary call of the etcd3 client (none for streams). */
+export const callDeadlineMs = 10_000;
+/** Failover: put probes are started this often (baseline f: 10 ms), each with this deadline. */
+export const probeIntervalMs = 10;
+export const probeDeadlineMs = 2_000;
+/** Failover: give up on a sample after this long without a successful put. */
+export const failoverGiveUpMs = 20_000;
+/** Failover: concurrent background writers keeping the cluster under load during the kill. */
+export const failoverLoadWorkers = 4;
+/** Failover: background load runs this long before the kill. */
+export const failoverLoadLeadMs = 300;
+/** Election failover: give up after this many TTLs without a new leader. */
+export const electionGiveUpTtls = 6;
+/** A cluster (or a restarted member) must agree on a leader within this long. */
+export const readyTimeoutMs = 30_000;
+/** After SIGTERM, how long a member may take to exit before SIGKILL. */
+export const stopGraceMs = 5_000;
+/** Raft timing passed to both systems (etcd's defaults, pinned). */
+export const heartbeatIntervalMs = 100;
+export const electionTimeoutMs = 1000;

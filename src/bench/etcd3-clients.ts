@@ -1,0 +1,49 @@
+// The one client both systems are driven with for KV, lease and watch workloads: the `etcd3` npm
+// package (etcd-baseline.md's client), configured as the baseline did.
+//
+// - `poolClient`: one Etcd3 over all endpoints with etcd3's default fault handling (three global
+//   retries, a per-host circuit breaker); it picks a random endpoint per call.
+// - `bareClient`: retry and circuit-breaker policies disabled, so failover measures the server and
+//   not the client's back-off (baseline lesson 10).
+import { Etcd3, type IOptions } from 'etcd3';
+import { callDeadlineMs } from './config.js';
+
+type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
+
+/** A policy that runs the call once and passes its outcome through (cockatiel's `noop`). */
+function passthroughPolicy(): Policy {
+  const noEvent = (): { dispose(): void } => ({ dispose: () => undefined });
+  const policy = {
+    onSuccess: noEvent,
+    onFailure: noEvent,
+    execute: <T>(fn: (ctx: { signal: AbortSignal }) => T, signal?: AbortSignal): Promise<T> => {
+      try {
+        return Promise.resolve(fn({ signal: signal ?? new AbortController().signal }));
+      } catch (e) {
+        return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    },
+  };
+  return policy as unknown as Policy;
+}
+
+function unaryDeadline(deadlineMs: number): NonNullable<IOptions['defaultCallOptions']> {
+  return (context) => (context.isStream ? {} : { deadline: Date.now() + deadlineMs });
+}
+
+/** The default client: every endpoint, a random one per call, etcd3's default policies. */
+export function poolClient(endpoints: readonly string[]): Etcd3 {
+  return new Etcd3({
+    hosts: [...endpoints],
+    defaultCallOptions: unaryDeadline(callDeadlineMs),
+  });
+}
+
+/** A client without retries or circuit breakers; `deadlineMs` bounds each unary call. */
+export function bareClient(endpoints: readonly string[], deadlineMs: number): Etcd3 {
+  return new Etcd3({
+    hosts: [...endpoints],
+    defaultCallOptions: unaryDeadline(deadlineMs),
+    faultHandling: { host: () => passthroughPolicy(), global: passthroughPolicy() },
+  });
+}

@@ -1,0 +1,103 @@
+// Every process the bench starts (cluster members, elector children) and every temporary
+// directory it makes, so that nothing outlives the bench: on a normal exit, on an uncaught error
+// and on Ctrl-C each process is stopped by its PID (SIGTERM, then SIGKILL after a bound) and the
+// directories are removed. Processes are only ever signalled by the PID we spawned.
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { stopGraceMs } from '../config.js';
+
+const live = new Set<ChildProcess>();
+/** Every PID started, in order (reported in the result so that tests can check they are gone). */
+const startedPids: number[] = [];
+const dirs = new Set<string>();
+let installed = false;
+
+export function running(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Resolves when `child` has exited (at once if it already has). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (!running(child)) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+}
+
+export function track(child: ChildProcess): void {
+  install();
+  live.add(child);
+  if (child.pid !== undefined) startedPids.push(child.pid);
+  const forget = (): void => void live.delete(child);
+  child.once('exit', forget);
+  child.once('error', forget);
+}
+
+export function pidsStarted(): readonly number[] {
+  return [...startedPids];
+}
+
+export function trackDir(dir: string): void {
+  install();
+  dirs.add(dir);
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  dirs.delete(dir);
+}
+
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** SIGTERM `child` by PID; SIGKILL it if it has not exited after `graceMs`; wait for the exit. */
+export async function stopProcess(child: ChildProcess, graceMs = stopGraceMs): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined || !running(child)) return;
+  signalPid(pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      if (running(child)) signalPid(pid, 'SIGKILL');
+      resolve();
+    }, graceMs);
+  });
+  await Promise.race([exited(child), bound]);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+/** Stop every tracked process (all at once, each by PID) and remove every tracked directory. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...live].map((c) => stopProcess(c)));
+  for (const d of [...dirs]) removeDir(d);
+}
+
+function killAllNow(): void {
+  for (const child of live) {
+    if (child.pid !== undefined && running(child)) signalPid(child.pid, 'SIGKILL');
+  }
+  for (const d of [...dirs]) rmSync(d, { recursive: true, force: true });
+}
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  // A synchronous last resort: 'exit' handlers cannot wait, so whatever is left is SIGKILLed.
+  process.on('exit', killAllNow);
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\ntenure bench: ${signal}, stopping every cluster process\n`);
+      void stopAll().finally(() => process.exit(code));
+    });
+  }
+}

@@ -1,0 +1,63 @@
+// Finding the Raft leader the way etcdctl does: Maintenance.Status on every endpoint
+// (`header.member_id` of the answering member, `leader` as it sees it).
+import type { Etcd3 } from 'etcd3';
+import { bareClient } from './etcd3-clients.js';
+
+export interface MemberStatus {
+  readonly memberId: string;
+  readonly leader: string;
+  readonly raftTerm: string;
+}
+
+/** Status bound per endpoint, in ms. */
+const statusDeadlineMs = 1_000;
+/** Pause between polls while waiting for agreement. */
+const pollIntervalMs = 100;
+
+export async function memberStatus(client: Etcd3): Promise<MemberStatus> {
+  const s = await client.maintenance.status();
+  return { memberId: s.header.member_id, leader: s.leader, raftTerm: s.raftTerm };
+}
+
+/** Status of each endpoint; undefined where the member did not answer. */
+export async function statuses(
+  endpoints: readonly string[],
+): Promise<(MemberStatus | undefined)[]> {
+  const clients = endpoints.map((e) => bareClient([e], statusDeadlineMs));
+  try {
+    return await Promise.all(clients.map((c) => memberStatus(c).catch(() => undefined)));
+  } finally {
+    for (const c of clients) c.close();
+  }
+}
+
+/** Index (into `endpoints`) of the member every answering member names as leader, if any. */
+export function leaderIndex(all: readonly (MemberStatus | undefined)[]): number | undefined {
+  const answered = all.filter((s): s is MemberStatus => s !== undefined);
+  const first = answered[0];
+  if (first === undefined || first.leader === '0') return undefined;
+  if (answered.some((s) => s.leader !== first.leader)) return undefined;
+  const i = all.findIndex((s) => s?.memberId === first.leader);
+  return i >= 0 ? i : undefined;
+}
+
+/**
+ * Wait until every endpoint answers Status and all name the same leader, one of them; return its
+ * index. Throws after `timeoutMs` with what each member last said.
+ */
+export async function waitForLeader(
+  endpoints: readonly string[],
+  timeoutMs: number,
+): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let last: (MemberStatus | undefined)[] = [];
+  for (;;) {
+    last = await statuses(endpoints);
+    const i = last.every((s) => s !== undefined) ? leaderIndex(last) : undefined;
+    if (i !== undefined) return i;
+    if (Date.now() >= deadline) break;
+    await new Promise((r) => setTimeout(r, pollIntervalMs));
+  }
+  const seen = last.map((s, i) => `${endpoints[i]}: ${s ? `leader ${s.leader}` : 'no answer'}`);
+  throw new Error(`no agreed leader after ${timeoutMs} ms (${seen.join('; ')})`);
+}

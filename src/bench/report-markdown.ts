@@ -1,0 +1,103 @@
+// The markdown report `--out` writes: what ran where (machine, load, versions, command, sizes),
+// the table of medians and ratios, where tenure loses, every run's figures, and the charts.
+import { formatRatio, formatValue, metricRows, tenureLoses } from './report-rows.js';
+import type { BenchResult, RunRecord } from './result.js';
+
+function runCell(r: RunRecord, metric: 'opsPerSec' | 'p50Ms' | 'p99Ms'): string {
+  return r.error === undefined ? formatValue(r[metric]) : 'failed';
+}
+
+export function renderMarkdown(result: BenchResult, chartFiles: readonly string[]): string {
+  const m = result.machine;
+  const withEtcd = result.systems.includes('etcd');
+  const out: string[] = [
+    `# tenure bench${withEtcd ? ': tenure vs etcd' : ''}`,
+    '',
+    `Run ${m.date} with \`${m.command}\`, ${result.rounds} round(s), ` +
+      `${Math.round(result.durationS)} s. Systems alternate run by run; figures are medians over ` +
+      'the rounds. Ratio = tenure/etcd for every metric: for ops/s above 1 means tenure is ' +
+      'faster; for latency, CPU and RSS below 1 means tenure is better.',
+    '',
+    '## Machine',
+    '',
+    '| item | value |',
+    '|---|---|',
+    `| CPU | ${m.cpuModel} |`,
+    `| cores | ${m.cores} |`,
+    `| RAM | ${m.ramGiB} GiB |`,
+    `| kernel | ${m.kernel} |`,
+    `| Node | ${m.node} |`,
+    `| etcd | ${m.etcd ?? 'not run'} |`,
+    `| load average (1/5/15 min) at start | ${m.loadAvgStart.join(' / ')} |`,
+    `| load average at end | ${m.loadAvgEnd.join(' / ')} |`,
+    '',
+    'Clients and the 3 members of the system under test share the cores; ' +
+      'server CPU is utime+stime of the 3 members summed, per operation.',
+    '',
+    '## Results',
+    '',
+    withEtcd
+      ? '| workload | metric | tenure | etcd | tenure/etcd |\n|---|---|---:|---:|---:|'
+      : '| workload | metric | tenure |\n|---|---|---:|',
+  ];
+  const losses: string[] = [];
+  for (const w of result.workloads) {
+    metricRows(w).forEach((r, i) => {
+      const name = i === 0 ? `${w.name} (${w.title})` : '';
+      const flag = tenureLoses(r) ? ' ⚠' : '';
+      out.push(
+        withEtcd
+          ? `| ${name} | ${r.label} | ${formatValue(r.tenure)} | ${formatValue(r.etcd)} | ${formatRatio(r.ratio)}${flag} |`
+          : `| ${name} | ${r.label} | ${formatValue(r.tenure)} |`,
+      );
+      if (tenureLoses(r)) losses.push(`- ${w.name}, ${r.label}: ${formatRatio(r.ratio)}`);
+    });
+  }
+  if (withEtcd) {
+    out.push('', '## Where tenure loses (by more than 10 %)', '');
+    out.push(...(losses.length > 0 ? losses : ['- nowhere']));
+  }
+  out.push('', '## Every run', '');
+  out.push(
+    '| workload | system | round | ops | errors | ops/s | p50 ms | p99 ms | CPU µs/op | peak RSS MiB per member |',
+  );
+  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const w of result.workloads) {
+    for (const sys of result.systems) {
+      for (const r of w[sys]?.runs ?? []) {
+        const rss = r.peakRssMiB.map((v) => formatValue(v)).join(' / ');
+        const extra =
+          r.samplesMs !== undefined
+            ? ` samples ${r.samplesMs.map((s) => Math.round(s)).join(', ')} ms`
+            : '';
+        out.push(
+          `| ${w.name} | ${sys} | ${r.round} | ${r.ops} | ${r.errors}${r.error === undefined ? '' : ` (${r.error.slice(0, 80)})`} | ` +
+            `${runCell(r, 'opsPerSec')} | ${runCell(r, 'p50Ms')} | ${runCell(r, 'p99Ms')} | ` +
+            `${formatValue(r.serverCpuUsPerOp)} | ${rss}${extra} |`,
+        );
+      }
+    }
+  }
+  out.push('', '## Peak RSS per member over the whole run (MiB)', '');
+  for (const sys of result.systems) {
+    const per = result.peakRssPerMemberMiB[sys] ?? [];
+    out.push(`- ${sys}: ${per.map((v, i) => `n${i + 1} ${formatValue(v)}`).join(', ')}`);
+  }
+  const s = result.sizes;
+  out.push(
+    '',
+    '## Workload sizes',
+    '',
+    `sequential puts ${s.seqPuts}; puts at 64 in flight ${s.throughputPuts}; gets ${s.gets} each ` +
+      `(linearizable, serializable) over ${s.getKeySpace} keys; leases ${s.leases} (grant, then ` +
+      `keepaliveOnce); lock cycles ${s.lockCycles} (8 clients); watch fan-out ${s.watchers} ` +
+      `watchers × ${s.watchPuts} puts; leader failovers ${s.failoverSamples} per round; election ` +
+      `failovers ${s.electionSamples} per round (TTL ${s.electionTtlSeconds} s); warm-up ` +
+      `${s.warmupOps} ops. Closed loops stop at the count or after 10 s.`,
+  );
+  if (chartFiles.length > 0) {
+    out.push('', '## Charts', '');
+    for (const f of chartFiles) out.push(`![${f}](${f})`, '');
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,87 @@
+// e. Lock hand-off: 8 SDK clients (each its own connection and session, endpoints rotated so
+// their preferred members differ) contend for one `Lock` with zero hold time. Hand-off latency =
+// the previous holder's release start → the next holder's acquire resolved; cycles/s counts
+// completed acquire → release cycles. An in-process holder check counts mutual-exclusion
+// violations (expected 0).
+import { connect, Lock, type Client, type Session } from '../../client/index.js';
+import { lockClients, workloadTimeCapMs } from '../config.js';
+import type { Measurement, Workload } from './workload.js';
+
+/** Session TTL of the contenders, in s. */
+const sessionTtlSeconds = 10;
+
+function rotate<T>(xs: readonly T[], by: number): T[] {
+  return xs.map((_, i) => xs[(i + by) % xs.length] as T);
+}
+
+export const lockHandoff: Workload = {
+  name: 'lock-handoff',
+  title: `lock hand-off, ${lockClients} clients (SDK Lock)`,
+  opName: 'cycle',
+  latencyName: 'hand-off latency',
+  cpuPerOp: true,
+  async prepare(ctx) {
+    const clients: Client[] = [];
+    const sessions: Session[] = [];
+    for (let c = 0; c < lockClients; c++) {
+      const client = await connect({ endpoints: rotate(ctx.endpoints, c) });
+      clients.push(client);
+      sessions.push(await client.session({ ttlSeconds: sessionTtlSeconds }));
+    }
+    const name = `k/l${ctx.tag}`;
+    const locks = sessions.map((s, c) => new Lock(clients[c] as Client, s, name));
+    // Warm-up: every contender takes the lock once.
+    for (const lock of locks) await (await lock.acquire()).release();
+
+    const measure = async (): Promise<Measurement> => {
+      const stop = new AbortController();
+      const handoffsMs: number[] = [];
+      const target = ctx.sizes.lockCycles;
+      let cycles = 0;
+      let errors = 0;
+      let violations = 0;
+      let holder: number | undefined;
+      let releaseStartedAt: number | undefined;
+      const started = performance.now();
+      const timer = setTimeout(() => stop.abort(new Error('time cap')), workloadTimeCapMs);
+      const contend = async (c: number, lock: Lock): Promise<void> => {
+        while (!stop.signal.aborted) {
+          let grant;
+          try {
+            grant = await lock.acquire({ signal: stop.signal });
+          } catch {
+            if (!stop.signal.aborted) errors++;
+            continue;
+          }
+          const now = performance.now();
+          if (holder !== undefined) violations++;
+          holder = c;
+          if (releaseStartedAt !== undefined) handoffsMs.push(now - releaseStartedAt);
+          cycles++;
+          if (cycles >= target) stop.abort(new Error('done'));
+          holder = undefined;
+          releaseStartedAt = performance.now();
+          await grant.release().catch(() => void errors++);
+        }
+      };
+      await Promise.all(locks.map((lock, c) => contend(c, lock)));
+      clearTimeout(timer);
+      const durationMs = performance.now() - started;
+      return {
+        ops: cycles,
+        errors,
+        durationMs,
+        opsPerSec: cycles / (durationMs / 1000),
+        latenciesMs: handoffsMs,
+        extra: { violations },
+      };
+    };
+    return {
+      measure,
+      cleanup: async () => {
+        await Promise.allSettled(sessions.map((s) => s.close()));
+        await Promise.allSettled(clients.map((c) => c.close()));
+      },
+    };
+  },
+};

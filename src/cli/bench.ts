@@ -1,0 +1,78 @@
+// `tenure bench`: tenure (and with --vs etcd, Debian's etcd 3.4) as 3-member clusters on
+// 127.0.0.1, driven by the same clients through the same workloads; see src/bench/run.ts.
+//
+// Exit codes: 0 done (workload failures are reported in the results), 1 the bench itself failed,
+// 2 bad usage or a missing etcd.
+import type { Command } from 'commander';
+import { integer } from './args.js';
+import { BenchSetupError, BenchUsageError } from '../bench/errors.js';
+
+interface BenchFlags {
+  vs?: string;
+  json?: boolean;
+  out?: string;
+  rounds?: number;
+  quick?: boolean;
+  workloads?: string;
+}
+
+/**
+ * Extra `node` arguments for the tenure members only, space-separated (e.g. `--cpu-prof
+ * --cpu-prof-dir=DIR`; Node 20 refuses --cpu-prof in NODE_OPTIONS).
+ */
+const memberNodeArgsEnv = 'TENURE_BENCH_MEMBER_NODE_ARGS';
+
+export function registerBench(program: Command): void {
+  program
+    .command('bench')
+    .description('benchmark a local 3-member tenure cluster, optionally against etcd 3.4')
+    .option('--vs <system>', "also run this system and report ratios (only 'etcd')")
+    .option('--json', 'print only the JSON result on stdout')
+    .option('--out <dir>', 'write result.json, report.md and SVG charts to this directory')
+    .option(
+      '--rounds <n>',
+      'rounds, each running every system once (default 3; 1 with --quick)',
+      integer(1),
+    )
+    .option('--quick', 'tiny workloads, one round (CI smoke test)')
+    .option('--workloads <names>', 'comma-separated workload names to run (default: all)')
+    .addHelpText(
+      'after',
+      `\nSet ${memberNodeArgsEnv} to pass node arguments to the tenure members only, e.g.\n` +
+        `  ${memberNodeArgsEnv}="--cpu-prof --cpu-prof-dir=/tmp/prof" tenure bench --workloads put-throughput`,
+    )
+    .action(async (flags: BenchFlags) => {
+      if (flags.vs !== undefined && flags.vs !== 'etcd') {
+        process.stderr.write(`tenure bench: --vs supports only etcd, got ${flags.vs}\n`);
+        process.exit(2);
+      }
+      const memberNodeArgs = process.env[memberNodeArgsEnv]?.split(/\s+/).filter((a) => a !== '');
+      // Loaded here, not at the top: `tenure start` must not pay for the bench and its client.
+      const { renderTable, runBench } = await import('../bench/run.js');
+      try {
+        const result = await runBench({
+          vsEtcd: flags.vs === 'etcd',
+          quick: flags.quick === true,
+          json: flags.json === true,
+          ...(flags.rounds === undefined ? {} : { rounds: flags.rounds }),
+          ...(flags.out === undefined ? {} : { outDir: flags.out }),
+          ...(flags.workloads === undefined ? {} : { workloads: flags.workloads.split(',') }),
+          ...(memberNodeArgs === undefined ? {} : { memberNodeArgs }),
+          command: ['tenure', ...process.argv.slice(2)].join(' '),
+        });
+        if (flags.json === true) {
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+          process.stderr.write(`${renderTable(result)}\n`);
+        } else {
+          process.stdout.write(`${renderTable(result)}\n`);
+          if (flags.out !== undefined) process.stdout.write(`\nwritten to ${flags.out}\n`);
+        }
+      } catch (e) {
+        if (e instanceof BenchSetupError || e instanceof BenchUsageError) {
+          process.stderr.write(`tenure bench: ${e.message}\n`);
+          process.exit(2);
+        }
+        throw e;
+      }
+    });
+}
