@@ -57,7 +57,18 @@ export interface ReplicaConfig {
    * whose schedules were recorded without it.
    */
   readonly batchReads?: boolean;
+  /**
+   * A leader sends its appends and heartbeats before its own write is durable, so its fsync
+   * and its followers' overlap (thesis §10.2.1). Safe because the core counts the leader's own
+   * entries toward commitment only once persisted; messages that promise something about this
+   * node's disk (votes, append acks) still wait for the sync. Off in the simulator, whose
+   * schedules were recorded without it.
+   */
+  readonly leaderSendsBeforeSync?: boolean;
 }
+
+/** Messages a leader may send before its own Ready is durable (leaderSendsBeforeSync). */
+const EARLY_TYPES: ReadonlySet<Message['type']> = new Set(['app', 'heartbeat', 'snap']);
 
 /** What happened to an entry, for the simulator's invariant checkers. */
 export interface ReplicaObserver {
@@ -105,6 +116,8 @@ export class Replica<R> {
   private reads = new Map<number, PendingRead>();
   /** Reads waiting for the next batched ReadIndex round (batchReads). */
   private readBatch: ((o: ReadOutcome) => void)[] | undefined;
+  /** The Ready being persisted had its early messages sent already. */
+  private sentEarly = false;
   /**
    * Read contexts start at a random base per run of the node, so that an answer meant for a read
    * of its previous run (still queued somewhere) cannot release a read of this one.
@@ -308,6 +321,12 @@ export class Replica<R> {
   private persist(rd: Ready): void {
     const disk = this.disk;
     let wrote = false;
+    let sentEarly = false;
+    if (this.cfg.leaderSendsBeforeSync && rd.messages.some((m) => EARLY_TYPES.has(m.type))) {
+      for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
+      sentEarly = true;
+    }
+    this.sentEarly = sentEarly;
     if (rd.snapshot) {
       disk.replace(SNAP_FILE, encodeSnapshot(rd.snapshot), noop);
       disk.append(WAL_FILE, encodeSnapshotMarker(rd.snapshot.index, rd.snapshot.term));
@@ -365,7 +384,8 @@ export class Replica<R> {
 
   private afterPersist(rd: Ready): void {
     if (this.stopped) return;
-    for (const m of rd.messages) this.transport.send(m);
+    for (const m of rd.messages)
+      if (!this.sentEarly || !EARLY_TYPES.has(m.type)) this.transport.send(m);
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
       if (rd.softState.role !== 'leader') this.failProposals();

@@ -272,6 +272,7 @@ export class EtcdNode implements KvBackend {
         // Read contexts and election jitter must differ per run of the process (replica.ts).
         seed: randomInt(1, 2 ** 47),
         batchReads: true,
+        leaderSendsBeforeSync: true,
       },
       this.sm,
       this.clock,

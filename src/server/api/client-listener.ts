@@ -4,7 +4,7 @@
 // the gateway. The bytes read to decide are put back (`unshift`) before the hand-over.
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { AuthorityFixStream } from './h2-authority.js';
+import { AuthorityFixStream, SERVER_PREFACE_SETTINGS, sniffH2 } from './h2-authority.js';
 import * as grpc from '@grpc/grpc-js';
 import type { ClientApiConfig } from './api-config.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
@@ -21,6 +21,8 @@ const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /** How long a new connection may stay silent before it is dropped, in ms. */
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
+/** Bytes an HTTP/2 client may send before its first request is complete. */
+const H2_OPENING_BYTES_MAX = 1024 * 1024;
 
 export interface ClientApiOptions {
   readonly backend: KvBackend;
@@ -92,20 +94,50 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       const protocol = sniffProtocol(seen);
       if (protocol === 'undecided') return;
       socket.off('data', onData);
-      socket.pause();
       socket.setTimeout(0);
+      if (protocol === 'http2') {
+        // Answer the preface ourselves and look at the first request's :authority (etcd 3.4's
+        // Go client may send a URL there, which Node's HTTP/2 refuses): h2-authority.ts.
+        socket.write(SERVER_PREFACE_SETTINGS);
+        let h2seen = seen;
+        const onH2 = (chunk?: Buffer): void => {
+          if (chunk !== undefined) h2seen = Buffer.concat([h2seen, chunk]);
+          if (h2seen.length > H2_OPENING_BYTES_MAX) {
+            log.info({ bytes: h2seen.length }, 'client API: HTTP/2 opening too long');
+            socket.destroy();
+            return;
+          }
+          let sniff;
+          try {
+            sniff = sniffH2(h2seen);
+          } catch (err) {
+            log.info({ err }, 'client API: bad HTTP/2 opening');
+            socket.destroy();
+            return;
+          }
+          if (sniff.kind === 'wait') return;
+          socket.off('data', onH2);
+          socket.pause();
+          sniffing.delete(socket);
+          if (sniff.kind === 'pass') {
+            socket.unshift(sniff.replay);
+            injector.injectConnection(socket);
+          } else {
+            injector.injectConnection(new AuthorityFixStream(socket, sniff.replay));
+          }
+        };
+        socket.on('data', onH2);
+        onH2();
+        return;
+      }
+      socket.pause();
       sniffing.delete(socket);
       socket.unshift(seen);
-      if (protocol === 'http2') {
-        // Through the authority fix: etcd 3.4's Go client may send a URL as :authority.
-        injector.injectConnection(new AuthorityFixStream(socket));
-      } else {
-        httpServer.emit('connection', socket);
-        // node:http reads through 'data' events once the socket flows again, starting with
-        // the bytes put back above. (The HTTP/2 session resumes the socket itself; resuming it
-        // here as well would hand it the preface twice.)
-        socket.resume();
-      }
+      httpServer.emit('connection', socket);
+      // node:http reads through 'data' events once the socket flows again, starting with the
+      // bytes put back above. (The HTTP/2 session resumes the socket itself; resuming it here
+      // as well would hand it the preface twice.)
+      socket.resume();
     };
     socket.on('data', onData);
     socket.once('close', () => sniffing.delete(socket));

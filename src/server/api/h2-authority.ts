@@ -2,10 +2,10 @@
 // snapshot, move-leader, and every `--cluster` command), sends the HTTP/2 pseudo-header
 // `:authority: http://127.0.0.1:2379` — the whole URL. Go's HTTP/2 server accepts that; Node's
 // (nghttp2) refuses the stream with PROTOCOL_ERROR, so those commands failed against tenure
-// while working against etcd. This stream sits between a client's socket and the gRPC server:
-// it reads the client's frames and, if the first header block carries a URL as authority,
-// rewrites every header block of the connection with the authority cut to host:port. A
-// connection whose first authority is fine is passed through untouched from then on.
+// while working against etcd. The listener answers the client's preface itself and looks at
+// the first request (sniffH2): a connection whose :authority is host:port goes to the gRPC
+// server as it is, with no layer in between; one with a URL goes through AuthorityFixStream,
+// which rewrites every header block of the connection with the authority cut to host:port.
 //
 // Rewritten blocks are decoded with the client's HPACK state (hpack.js keeps its dynamic table)
 // and re-encoded as literals without indexing, so the server's decoder table never changes and
@@ -29,6 +29,73 @@ const HEADER_BLOCK_BYTES_MAX = 1024 * 1024;
 const HPACK_TABLE_BYTES = 4096;
 
 type Mode = 'sniff' | 'pass' | 'rewrite';
+
+const TYPE_SETTINGS = 0x4;
+const FLAG_ACK = 0x1;
+
+/**
+ * An empty SETTINGS frame: the server preface (RFC 9113 §3.4). Sent by the listener itself so
+ * that a client which waits for it (grpc-go does) sends its first request, whose :authority
+ * decides how the connection is served, before the gRPC server sees any byte.
+ */
+export const SERVER_PREFACE_SETTINGS: Buffer = Buffer.from([0, 0, 0, TYPE_SETTINGS, 0, 0, 0, 0, 0]);
+
+/** What the client has sent so far tells: `wait` for more, or how to serve the connection. */
+export type H2Sniff =
+  | { readonly kind: 'wait' }
+  | {
+      readonly kind: 'pass' | 'rewrite';
+      /** The client's bytes so far without its ACK of our preface SETTINGS (the gRPC server
+       * sends its own SETTINGS and must see only the ACK of those). */
+      readonly replay: Buffer;
+    };
+
+/**
+ * After the listener sent SERVER_PREFACE_SETTINGS: wait for the client's ACK of it and its first
+ * header block, then judge that block's :authority.
+ */
+export function sniffH2(buf: Buffer): H2Sniff {
+  if (buf.length < PREFACE_BYTES) return { kind: 'wait' };
+  let off = PREFACE_BYTES;
+  let ack: [number, number] | undefined;
+  let headersEnd: number | undefined;
+  const parts: Buffer[] = [];
+  while (off + FRAME_HEADER_BYTES <= buf.length) {
+    const length = buf.readUIntBE(off, 3);
+    const end = off + FRAME_HEADER_BYTES + length;
+    if (end > buf.length) break;
+    const type = buf.readUInt8(off + 3);
+    const flags = buf.readUInt8(off + 4);
+    if (type === TYPE_SETTINGS && flags & FLAG_ACK && ack === undefined) ack = [off, end];
+    if (headersEnd === undefined && (type === TYPE_HEADERS || type === TYPE_CONTINUATION)) {
+      const payload = buf.subarray(off + FRAME_HEADER_BYTES, end);
+      if (type === TYPE_HEADERS) {
+        let p = 0;
+        let pad = 0;
+        if (flags & FLAG_PADDED) {
+          pad = payload.readUInt8(0);
+          p = 1;
+        }
+        if (flags & FLAG_PRIORITY) p += 5;
+        parts.push(payload.subarray(p, payload.length - pad));
+      } else parts.push(payload);
+      if (flags & FLAG_END_HEADERS) headersEnd = end;
+    }
+    off = end;
+  }
+  if (ack === undefined || headersEnd === undefined) return { kind: 'wait' };
+  const decoder = hpack.decompressor.create({ table: { size: HPACK_TABLE_BYTES } });
+  decoder.write(Buffer.concat(parts));
+  decoder.execute();
+  let bad = false;
+  for (;;) {
+    const h = decoder.read();
+    if (h === null) break;
+    if (h.name === ':authority' && authorityOf(h.value) !== h.value) bad = true;
+  }
+  const replay = Buffer.concat([buf.subarray(0, ack[0]), buf.subarray(ack[1])]);
+  return { kind: bad ? 'rewrite' : 'pass', replay };
+}
 
 /** `http://host:port/...` → `host:port`; anything else as it is. */
 export function authorityOf(value: string): string {
@@ -84,8 +151,12 @@ export class AuthorityFixStream extends Duplex {
   private block: { streamId: number; flags: number; priority: Buffer; parts: Buffer[] } | null =
     null;
 
-  constructor(private readonly socket: Socket) {
+  constructor(
+    private readonly socket: Socket,
+    initial?: Buffer,
+  ) {
     super();
+    if (initial !== undefined && initial.length > 0) this.fromClient(initial);
     socket.on('data', (chunk: Buffer) => this.fromClient(chunk));
     socket.on('end', () => this.push(null));
     socket.on('close', () => this.destroy());
