@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assert } from '../core/base/assert.js';
-import { NONE, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
+import { nodeId, NONE, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
 import type { Command } from '../core/state/command.js';
 import type { EtcdResult } from '../core/state/etcd-machine.js';
 import { EtcdMachine } from '../core/state/etcd-machine.js';
@@ -115,24 +115,38 @@ const CLUSTER_ID_FILE = 'cluster-id';
 /** The member ID the data dir was created for; a restart that derives another is refused. */
 const MEMBER_ID_FILE = 'member-id';
 
-function checkMemberId(file: string, id: string, name: string): void {
-  if (!existsSync(file)) {
-    writeFileSync(file, `${id}\n`);
-    return;
+/**
+ * This member's ID. The data dir's record wins once it exists (a restart keeps its identity
+ * whatever the flags say). A first start computes it as etcd does for a bootstrap member, from
+ * the peer URLs and --initial-cluster-token; a member joining an existing cluster computes it
+ * from its peer URLs alone, as MemberAdd did, since `etcdctl member add` prints no token.
+ */
+function resolveMemberId(cfg: NodeConfig, peerUrls: readonly string[]): NodeId {
+  const file = join(cfg.dataDir, MEMBER_ID_FILE);
+  if (existsSync(file)) {
+    const recorded = readFileSync(file, 'utf8').trim();
+    if (!/^[0-9a-f]{1,12}$/.test(recorded))
+      throw new Error(`${file} is damaged ('${recorded}'); restore it or use a fresh --data-dir`);
+    return nodeId(parseInt(recorded, 16));
   }
-  const recorded = readFileSync(file, 'utf8').trim();
-  if (recorded !== id)
-    throw new Error(
-      `the data dir belongs to member ${recorded}, but '${name}' with these peer URLs and ` +
-        `--initial-cluster-token is member ${id}; start it with the flags it was created with`,
-    );
+  const id =
+    cfg.initialClusterState === 'new'
+      ? memberIdOf(peerUrls, cfg.initialClusterToken)
+      : memberIdOf(peerUrls, JOINED_MEMBER_TOKEN);
+  mkdirSync(cfg.dataDir, { recursive: true });
+  writeFileSync(file, `${hexId(id)}\n`);
+  return id;
 }
+
+/** The token in the IDs of members added at run time (MemberAdd and the joiner agree on it). */
+const JOINED_MEMBER_TOKEN = '';
 
 export class EtcdNode implements KvBackend {
   private cid: bigint;
   readonly memberId: bigint;
   readonly machine: EtcdMachine;
   private readonly id: NodeId;
+  private readonly selfPeerUrls: readonly string[];
   private readonly sm: ServerMachine;
   private readonly clock: Clock;
   private replica!: Replica<ServerResult>;
@@ -168,7 +182,8 @@ export class EtcdNode implements KvBackend {
     const self = cfg.initialCluster.find((m) => m.name === cfg.name);
     if (!self)
       throw new Error(`--initial-cluster has no member named '${cfg.name}' (--name must be one)`);
-    this.id = memberIdOf(self.peerUrls, cfg.initialClusterToken);
+    this.selfPeerUrls = self.peerUrls;
+    this.id = resolveMemberId(cfg, self.peerUrls);
     this.memberId = BigInt(this.id);
     const ids = new Map<NodeId, InitialMember>();
     for (const m of cfg.initialCluster) {
@@ -217,7 +232,6 @@ export class EtcdNode implements KvBackend {
     // for a new cluster, adopted from the cluster for a member that joins an existing one.
     const idFile = join(cfg.dataDir, CLUSTER_ID_FILE);
     mkdirSync(cfg.dataDir, { recursive: true });
-    checkMemberId(join(cfg.dataDir, MEMBER_ID_FILE), hexId(this.memberId), cfg.name);
     let known: string | undefined;
     if (existsSync(idFile)) {
       known = readFileSync(idFile, 'utf8').trim();
@@ -239,6 +253,9 @@ export class EtcdNode implements KvBackend {
       },
       self: this.id,
       listen: cfg.listenPeer,
+      advertise: urlAddress(
+        this.selfPeerUrls[0] ?? `http://${cfg.listenPeer.host}:${cfg.listenPeer.port}`,
+      ),
       peers,
       onMessage: (m) => this.replica.receive(m),
       onApp: (from, payload) => this.forwarder.receive(from, payload),
@@ -409,7 +426,7 @@ export class EtcdNode implements KvBackend {
     isLearner: boolean,
     signal?: AbortSignal,
   ): Promise<MemberInfo> {
-    const id = memberIdOf(peerUrls, this.cfg.initialClusterToken);
+    const id = memberIdOf(peerUrls, JOINED_MEMBER_TOKEN);
     const conf = this.replica.raft.conf();
     if (conf.voters.includes(id) || conf.learners.includes(id))
       throw new ApiError(ERR_PEER_URL_EXIST);
@@ -764,7 +781,7 @@ export class EtcdNode implements KvBackend {
     const want: MemberRecord = {
       id: String(this.id),
       name: this.cfg.name,
-      peerUrls: this.initialIds.get(this.id)?.peerUrls ?? [],
+      peerUrls: this.selfPeerUrls,
       clientUrls: this.cfg.advertiseClientUrls,
     };
     if (mine && JSON.stringify(mine) === JSON.stringify(want)) {

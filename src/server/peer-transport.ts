@@ -30,8 +30,8 @@ export interface PeerAddress {
 export interface PeerTransportOptions {
   /**
    * The cluster this node belongs to. Undefined for a member joining an existing cluster that
-   * has not heard from it yet: it adopts the ID of the first known member that connects (one
-   * of its --initial-cluster peers, which only a cluster that added it will do).
+   * has not heard from it yet: it adopts the ID of the first member that connects (only the
+   * cluster that added it knows its address).
    */
   readonly clusterId: string | undefined;
   /** Told once when a joining member adopts the cluster's ID (to persist it). */
@@ -39,6 +39,8 @@ export interface PeerTransportOptions {
   readonly self: NodeId;
   /** Where to listen for peers; 127.0.0.1 unless the operator says otherwise. */
   readonly listen: PeerAddress;
+  /** Where peers reach us (the advertised peer URL); defaults to `listen`. */
+  readonly advertise?: PeerAddress;
   readonly peers: ReadonlyMap<NodeId, PeerAddress>;
   readonly onMessage: (m: Message) => void;
   /** Frames of the node's own request forwarding (forward.ts), not Raft messages. */
@@ -63,14 +65,33 @@ function frame(payload: Uint8Array): Buffer {
   return b;
 }
 
-function hello(clusterId: string, self: NodeId): Buffer {
+/**
+ * The hello: magic, sender ID, cluster ID, and the address the sender is reached at, so that a
+ * member that does not know the sender yet (one that is joining) can answer it.
+ */
+function hello(clusterId: string, self: NodeId, reachAt: PeerAddress): Buffer {
   const id = encoder.encode(clusterId);
-  const b = Buffer.allocUnsafe(4 + 8 + 2 + id.length);
+  const host = encoder.encode(reachAt.host);
+  const b = Buffer.allocUnsafe(4 + 8 + 2 + id.length + 2 + host.length + 2);
   b.writeUInt32LE(MAGIC, 0);
   b.writeDoubleLE(self, 4);
   b.writeUInt16LE(id.length, 12);
   b.set(id, 14);
+  let o = 14 + id.length;
+  b.writeUInt16LE(host.length, o);
+  b.set(host, o + 2);
+  o += 2 + host.length;
+  b.writeUInt16LE(reachAt.port, o);
   return frame(b);
+}
+
+function helloAddress(payload: Buffer, idEnd: number): PeerAddress | undefined {
+  if (payload.length < idEnd + 2) return undefined;
+  const hostLen = payload.readUInt16LE(idEnd);
+  if (payload.length < idEnd + 2 + hostLen + 2) return undefined;
+  const host = decoder.decode(payload.subarray(idEnd + 2, idEnd + 2 + hostLen));
+  const port = payload.readUInt16LE(idEnd + 2 + hostLen);
+  return host !== '' && port > 0 ? { host, port } : undefined;
 }
 
 /** Splits a byte stream into length-prefixed frames. */
@@ -180,7 +201,8 @@ export class PeerTransport implements Transport {
   private readonly inbound = new Set<Socket>();
   private readonly onEvent: (e: PeerEvent) => void;
   private clusterId: string | undefined;
-  private readonly helloFrame = (): Buffer => hello(this.clusterId ?? '', this.opts.self);
+  private readonly helloFrame = (): Buffer =>
+    hello(this.clusterId ?? '', this.opts.self, this.opts.advertise ?? this.opts.listen);
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
@@ -250,7 +272,10 @@ export class PeerTransport implements Transport {
             const sender = payload.readDoubleLE(4) as NodeId;
             const len = payload.readUInt16LE(12);
             const clusterId = decoder.decode(payload.subarray(14, 14 + len));
-            if (this.clusterId === undefined && this.outbound.has(sender) && clusterId !== '') {
+            const reachAt = helloAddress(payload, 14 + len);
+            // A joining member's first caller is the cluster that added it (nobody else knows
+            // its address yet): it takes that cluster's ID.
+            if (this.clusterId === undefined && clusterId !== '') {
               this.clusterId = clusterId;
               this.opts.onClusterId?.(clusterId);
             }
@@ -260,6 +285,9 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            // A sender we have no route to (we are joining, or it joined after us): answer it
+            // where it says it is.
+            if (reachAt && !this.outbound.has(sender)) this.addPeer(sender, reachAt);
             return;
           }
           if (payload[0] === APP_FRAME) {

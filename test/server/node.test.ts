@@ -183,7 +183,12 @@ test('a member added at run time joins from a snapshot, serves, and can be remov
     const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
     // Through a follower: forwarded to the leader.
     const added = await follower.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false);
-    joiner = await EtcdNode.start({ ...fourth, initialClusterState: 'existing' });
+    // As `etcdctl member add` instructs: no --initial-cluster-token (so the default one).
+    joiner = await EtcdNode.start({
+      ...fourth,
+      initialClusterState: 'existing',
+      initialClusterToken: 'etcd-cluster',
+    });
     const j = joiner;
     await until(
       'the new member to catch up',
