@@ -32,6 +32,7 @@ import {
   RecipeError,
   WaitScope,
   cleanup,
+  cleanupUnknown,
   enqueue,
   expirySignal,
   fencedDelete,
@@ -157,6 +158,7 @@ export class Election {
             yieldedTo.add(h.hint.modRevision);
             await guard.close();
             await fencedDelete(ctx, entry, [], { signal: scope.signal });
+            entry = undefined; // until the new key is known (cleanupUnknown covers the gap)
             entry = (await enqueue(ctx, val, scope.signal)).entry;
             guard = new KeyGuard(ctx, entry);
             scope.link(guard.signal);
@@ -173,7 +175,12 @@ export class Election {
           await untilValid(session, scope.signal);
           continue;
         }
-        if (hintRev !== undefined) await this.#clearHint(hintRev);
+        if (hintRev !== undefined) {
+          // Clear the hint, then check everything again: no await may stand between the last
+          // checks (head, session valid) and the return.
+          await this.#clearHint(hintRev);
+          continue;
+        }
         ctx.trace?.({ type: 'granted', key: entry.key, token: entry.token });
         const l = new Leadership(ctx, entry, val, guard);
         guard = undefined;
@@ -182,6 +189,7 @@ export class Election {
     } catch (e) {
       await guard?.close();
       if (entry !== undefined) await cleanup(ctx, entry);
+      else await cleanupUnknown(ctx);
       unregister(session, this.name);
       throw scope.signal.aborted ? scope.signal.reason : e;
     } finally {

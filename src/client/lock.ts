@@ -28,6 +28,7 @@ import {
   KeyGuard,
   WaitScope,
   cleanup,
+  cleanupUnknown,
   enqueue,
   expirySignal,
   fencedDelete,
@@ -182,6 +183,7 @@ export class Lock {
     } catch (e) {
       await guard?.close();
       if (entry !== undefined) await cleanup(ctx, entry);
+      else await cleanupUnknown(ctx);
       unregister(session, this.name);
       throw scope.signal.aborted ? scope.signal.reason : e;
     } finally {

@@ -114,9 +114,6 @@ export interface QueueContext {
   readonly trace: RecipeTrace | undefined;
 }
 
-/** Sort and limit for "the first-created key under the prefix". */
-const firstCreated = { prefix: true, sortTarget: 'create', sortOrder: 'ascend', limit: 1 } as const;
-
 /**
  * The caller's signal plus an optional deadline, for calls that may wait a long time (acquire,
  * campaign): without `timeoutMs` they wait until the signal aborts or the session dies.
@@ -359,16 +356,17 @@ export async function verifyHead(
       compare.lease(entry.key, '=', entry.leaseId),
       compare.createRevision(pfx, '>', entry.token - 1n, { prefix: true }),
     )
-    .else(op.get(entry.key), op.get(pfx, firstCreated))
+    .else(op.get(entry.key))
     .commit({ signal });
   if (r.succeeded) return 'head';
-  const [own, first] = r.responses;
+  const [own] = r.responses;
   const kv = own?.type === 'range' ? own.kvs[0] : undefined;
   if (kv === undefined || kv.createRevision !== entry.token || kv.lease !== entry.leaseId) {
     return 'lost';
   }
-  const head = first?.type === 'range' ? first.kvs[0] : undefined;
-  return head !== undefined && head.createRevision < entry.token ? 'not-head' : 'head';
+  // Our key is intact, so the compare that failed is the one on the prefix: an older key is
+  // queued (all three were read in one revision). Never guess victory.
+  return 'not-head';
 }
 
 /**
@@ -395,6 +393,22 @@ export async function fencedDelete(
 /** Best-effort removal of a contender key after a failed or cancelled wait (etcd #21128). */
 export async function cleanup(ctx: QueueContext, entry: Entry): Promise<void> {
   await fencedDelete(ctx, entry, [], { timeoutMs: cleanupTimeoutMs }).catch(() => false);
+}
+
+/**
+ * Clean up after a call that failed before it knew its entry (aborted or timed out while its
+ * enqueue Txn was in flight, which may have applied): delete our key if it is on our lease.
+ * Safe because this process queues one key per (lease, name) at a time (`register`), and
+ * processes that share a lease share ownership, as in Go's concurrency package.
+ */
+export async function cleanupUnknown(ctx: QueueContext): Promise<void> {
+  const key = contenderKey(ctx.name, ctx.session.leaseId);
+  await ctx.client.kv
+    .txn()
+    .if(compare.lease(key, '=', ctx.session.leaseId))
+    .then(op.delete(key))
+    .commit({ timeoutMs: cleanupTimeoutMs })
+    .catch(() => undefined);
 }
 
 /**
@@ -458,12 +472,16 @@ export async function contenders(
   return r.kvs;
 }
 
-/** Processes-wide guard: one queue entry per (session, name) at a time in this process. */
-const queued = new WeakMap<Session, Set<string>>();
+/**
+ * Process-wide guard: one queue entry per (lease, name) at a time in this process. Keyed by the
+ * lease, not the Session object: two sessions on one lease would share one key (etcd's layout)
+ * and both believe they hold it.
+ */
+const queued = new Map<bigint, Set<string>>();
 
 export function register(session: Session, name: string): void {
-  let names = queued.get(session);
-  if (names === undefined) queued.set(session, (names = new Set()));
+  let names = queued.get(session.leaseId);
+  if (names === undefined) queued.set(session.leaseId, (names = new Set()));
   if (names.has(name)) {
     throw new RecipeError(
       'ALREADY_QUEUED',
@@ -475,5 +493,7 @@ export function register(session: Session, name: string): void {
 }
 
 export function unregister(session: Session, name: string): void {
-  queued.get(session)?.delete(name);
+  const names = queued.get(session.leaseId);
+  names?.delete(name);
+  if (names?.size === 0) queued.delete(session.leaseId);
 }

@@ -328,6 +328,34 @@ export function recipesContract(kind: BackendKind): void {
     }
   });
 
+  test(`${kind}: two sessions on one lease cannot both hold; aborted acquires leave no key`, async () => {
+    const name = 'shared-lease/lock';
+    const s1 = await client.session({ ttlSeconds: 10 });
+    const s2 = await client.session({ ttlSeconds: 10, leaseId: s1.leaseId });
+    try {
+      const g = await new Lock(client, s1, name).acquire();
+      // One key per (lease, name) in etcd's layout: the second session must not adopt it.
+      await assert.rejects(new Lock(client, s2, name).acquire(), {
+        name: 'RecipeError',
+        code: 'ALREADY_QUEUED',
+      });
+      await g.release();
+      // Abort acquires at once and after a few milliseconds, while the enqueue Txn may be in
+      // flight: no key of ours may stay queued.
+      for (let i = 0; i < 20; i++) {
+        const ac = new AbortController();
+        const p = new Lock(client, s1, `${name}/abort`).acquire({ signal: ac.signal });
+        setTimeout(() => ac.abort(new Error('test abort')), i % 5);
+        await p.then((grant) => grant.release()).catch(() => undefined);
+      }
+      const left = await client.kv.range(`${name}/abort/`, { prefix: true });
+      assert.equal(left.kvs.length, 0, 'no queue key left behind');
+    } finally {
+      await s1.close();
+      await s2.close().catch(() => {});
+    }
+  });
+
   test(`${kind}: lock-delay after an unclean loss, none after a clean release`, async () => {
     const name = 'delay/lock';
     const delayMs = 300;
