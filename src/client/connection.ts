@@ -76,6 +76,9 @@ function classify(e: GrpcFailure, typed: EtcdError, kind: CallKind): Verdict {
   if (neverSent(e)) return 'retry';
   const transient =
     typed instanceof UnavailableError || e.code === (grpc.status.DEADLINE_EXCEEDED as number);
+  // A stream reset or a server bug (INTERNAL) after the request went out says nothing about
+  // whether a write was applied: for a write that is an unknown outcome, not a refusal.
+  if (kind === 'write' && e.code === (grpc.status.INTERNAL as number)) return 'unknown';
   if (!transient) return 'fatal';
   return kind === 'read' ? 'retry' : 'unknown';
 }
