@@ -105,6 +105,13 @@ export class SessionState {
   #nowMs: number;
   #basisSentAtMs: number;
   #ttlMs: number;
+  /**
+   * The latest send time of a renewal answered with TTL > 0. Jeopardy counts from it, while the
+   * deadline counts from the basis (the answer that promises the latest end): an older renewal
+   * answered late with a longer TTL may move the basis back in time, and jeopardy must not
+   * follow it backwards (a session that is active would then already be overdue).
+   */
+  #latestAnsweredSentAtMs: number;
   #expiredReason: TransitionReason | undefined;
   readonly #pending = new Map<number, number>();
 
@@ -116,6 +123,7 @@ export class SessionState {
     this.timing = timing;
     this.#nowMs = Math.max(start.atMs, start.sentAtMs);
     this.#basisSentAtMs = start.sentAtMs;
+    this.#latestAnsweredSentAtMs = start.sentAtMs;
     this.#ttlMs = start.ttlSeconds * 1000;
     // The start itself may already be late (a slow grant); apply the time.
     this.#initial = this.#advance(this.#nowMs);
@@ -157,8 +165,8 @@ export class SessionState {
 
   /** Active ends here unless a renewal is answered first. */
   get jeopardyAtMs(): number {
-    const d = Math.min(this.timing.renewDeadlineMs, this.#ttlMs - this.timing.driftMarginMs);
-    return this.#basisSentAtMs + d;
+    // Never later than the deadline, so active implies the server still holds the lease.
+    return Math.min(this.#latestAnsweredSentAtMs + this.timing.renewDeadlineMs, this.deadlineMs);
   }
 
   /** Jeopardy ends in expiry here unless the server confirms the lease first. */
@@ -226,6 +234,7 @@ export class SessionState {
       return;
     }
     const ttlMs = ttlSeconds * 1000;
+    this.#latestAnsweredSentAtMs = Math.max(this.#latestAnsweredSentAtMs, sentAtMs);
     // Adopt the answer if it promises a later end than the current basis (an older renewal
     // answered late, or a TimeToLive with a short remainder, may promise less: keep the best).
     if (sentAtMs + ttlMs > this.#basisSentAtMs + this.#ttlMs) {

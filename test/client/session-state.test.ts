@@ -70,6 +70,22 @@ test('table: TTL 0 (lease not found) expires at once; answers to unknown renewal
   ]);
 });
 
+test('table: an older renewal answered late with a longer TTL does not pull jeopardy back', () => {
+  // Found by the property below (seed -320184020): renewals sent at 333 and 1001, the later one
+  // answered first with TTL 2 s, then the older one with TTL 3 s (a later deadline, 3333).
+  const t: SessionTiming = { driftMarginMs: 0, renewDeadlineMs: 1, gracePeriodMs: 0 };
+  const s = new SessionState(t, { sentAtMs: 0, ttlSeconds, atMs: 0 });
+  s.step({ type: 'sent', seq: 0, atMs: 333 });
+  s.step({ type: 'sent', seq: 1, atMs: 1_001 });
+  s.step({ type: 'answered', seq: 1, atMs: 1_001, ttlSeconds: 2 });
+  assert.equal(s.phase, 'active');
+  s.step({ type: 'answered', seq: 0, atMs: 1_001, ttlSeconds: 3 });
+  assert.equal(s.deadlineMs, 3_333);
+  assert.equal(s.jeopardyAtMs, 1_002, 'jeopardy still counts from the latest answered send');
+  assert.equal(s.phase, 'active');
+  assert.equal(s.validAt(1_001), true);
+});
+
 // Random schedules. Each action happens after `delayMs` of virtual time.
 type Action =
   | { kind: 'send'; delayMs: number }
