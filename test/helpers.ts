@@ -21,12 +21,26 @@ export interface CliResult {
   readonly stderr: string;
 }
 
-/** Run `bin/tenure ARGS`; kill it by PID if it is still running after `budgetMs`. */
-export function runCli(args: readonly string[], budgetMs: number): Promise<CliResult> {
+export interface RunCliOptions {
+  readonly env?: NodeJS.ProcessEnv;
+  /**
+   * What ends a run over budget; default SIGKILL. SIGINT lets a command that starts clusters
+   * (bench) stop them itself.
+   */
+  readonly killSignal?: NodeJS.Signals;
+}
+
+/** Run `bin/tenure ARGS`; signal it by PID if it is still running after `budgetMs`. */
+export function runCli(
+  args: readonly string[],
+  budgetMs: number,
+  opts: RunCliOptions = {},
+): Promise<CliResult> {
   const root = repoRoot();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bin/tenure'), ...args], {
       cwd: root,
+      ...(opts.env !== undefined ? { env: opts.env } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -34,7 +48,7 @@ export function runCli(args: readonly string[], budgetMs: number): Promise<CliRe
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      if (child.pid !== undefined) process.kill(child.pid, opts.killSignal ?? 'SIGKILL');
     }, budgetMs);
     child.on('error', (e) => {
       clearTimeout(timer);

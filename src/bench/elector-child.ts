@@ -1,5 +1,5 @@
-// A LeaderElector in its own process, for the election failover workload: the bench kills it
-// with SIGKILL while it leads. Prints one JSON line per callback on stdout.
+// A LeaderElector in its own process, killed with SIGKILL while it leads: by the bench's election
+// failover workload and by the SDK's conformance suite. Prints one JSON line per callback.
 //
 //   node elector-child.js ENDPOINTS NAME IDENTITY TTL_SECONDS
 import { LeaderElector, connect } from '../client/index.js';
@@ -19,4 +19,5 @@ new LeaderElector(client, {
   ttlSeconds: Number(ttlArg),
   onStartedLeading: ({ token }) => print({ type: 'leading', token: token.toString() }),
   onStoppedLeading: () => print({ type: 'stopped' }),
+  onNewLeader: (who) => print({ type: 'leader', identity: who }),
 }).start();

@@ -116,8 +116,6 @@ export class Replica<R> {
   private reads = new Map<number, PendingRead>();
   /** Reads waiting for the next batched ReadIndex round (batchReads). */
   private readBatch: ((o: ReadOutcome) => void)[] | undefined;
-  /** The Ready being persisted had its early messages sent already. */
-  private sentEarly = false;
   /**
    * Read contexts start at a random base per run of the node, so that an answer meant for a read
    * of its previous run (still queued somewhere) cannot release a read of this one.
@@ -321,12 +319,8 @@ export class Replica<R> {
   private persist(rd: Ready): void {
     const disk = this.disk;
     let wrote = false;
-    let sentEarly = false;
-    if (this.cfg.leaderSendsBeforeSync && rd.messages.some((m) => EARLY_TYPES.has(m.type))) {
-      for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
-      sentEarly = true;
-    }
-    this.sentEarly = sentEarly;
+    const sentEarly = this.cfg.leaderSendsBeforeSync === true;
+    if (sentEarly) for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
     if (rd.snapshot) {
       disk.replace(SNAP_FILE, encodeSnapshot(rd.snapshot), noop);
       disk.append(WAL_FILE, encodeSnapshotMarker(rd.snapshot.index, rd.snapshot.term));
@@ -361,7 +355,7 @@ export class Replica<R> {
     }
     const after = (): void => {
       if (rd.hardState) this.observer.onPersistedHardState?.(this.id, rd.hardState);
-      this.afterPersist(rd);
+      this.afterPersist(rd, sentEarly);
     };
     if (!wrote) {
       after();
@@ -382,10 +376,10 @@ export class Replica<R> {
     });
   }
 
-  private afterPersist(rd: Ready): void {
+  /** `sentEarly`: the leader's early messages of `rd` went out before the write (persist). */
+  private afterPersist(rd: Ready, sentEarly: boolean): void {
     if (this.stopped) return;
-    for (const m of rd.messages)
-      if (!this.sentEarly || !EARLY_TYPES.has(m.type)) this.transport.send(m);
+    for (const m of rd.messages) if (!sentEarly || !EARLY_TYPES.has(m.type)) this.transport.send(m);
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
       if (rd.softState.role !== 'leader') this.failProposals();

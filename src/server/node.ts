@@ -19,6 +19,7 @@ import {
   ERR_NO_LEADER,
   ERR_NOT_LEADER,
   ERR_PEER_URL_EXIST,
+  ERR_REQUEST_TOO_LARGE,
   ERR_STOPPED,
   ERR_TIMEOUT,
   ERR_TOO_MANY_REQUESTS,
@@ -172,7 +173,6 @@ export class EtcdNode implements KvBackend {
   private readonly revoking = new Set<LeaseId>();
   private cancelExpiry: (() => void) | undefined;
   private disk: FileDisk | undefined;
-  private opened = false;
   private published = false;
   private readonly initialIds: ReadonlyMap<NodeId, InitialMember>;
 
@@ -305,7 +305,6 @@ export class EtcdNode implements KvBackend {
       },
     );
     this.cancelExpiry = this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.expireLeases());
-    this.opened = true;
     this.log.info(
       {
         name: cfg.name,
@@ -492,39 +491,49 @@ export class EtcdNode implements KvBackend {
     op: ProposeOp,
     signal: AbortSignal | undefined,
   ): Promise<ServerResult> {
+    // A proposal is not idempotent: "leader changed" goes to the client, never into a retry.
+    return (await this.viaLeader(op, signal, false)) as ServerResult;
+  }
+
+  /**
+   * Run `op` where the leader is: here (serveForwarded) when this node leads, else on the leader
+   * over the peer connection, retrying while leadership moves, within the request timeout. A
+   * forwarded write resolves only once applied here too, so a local read after it sees it.
+   * `retryLeaderChanged`: the op is safe to repeat (queries, member changes that refuse to run
+   * twice), so an answer lost to a leader change is asked again.
+   */
+  private async viaLeader(
+    op: ForwardOp,
+    signal: AbortSignal | undefined,
+    retryLeaderChanged: boolean,
+  ): Promise<unknown> {
     const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
     for (;;) {
       this.checkLive(signal);
       const raft = this.replica.raft;
+      let a: ForwardAnswer;
       if (raft.role === 'leader') {
-        if (usesLeaseClock(op) && !(await this.leaseClockReady(deadline, signal))) continue;
-        const o = await this.withDeadline(this.proposeLocal(op), deadline, signal);
-        if (o.ok) return o.result;
-        if (this.stopped) throw new ApiError(ERR_STOPPED);
-        if (o.reason === 'busy') throw new ApiError(ERR_TOO_MANY_REQUESTS);
-        // Dropped: a new leader may still commit it; the client cannot know (etcd says so).
-        if (o.reason === 'dropped') throw new ApiError(ERR_LEADER_CHANGED);
-        continue;
-      }
-      if (raft.leader === NONE) {
+        a = await this.withDeadline(this.serveForwarded(op), deadline, signal);
+        if (!a.ok && this.stopped) throw new ApiError(ERR_STOPPED);
+      } else if (raft.leader === NONE) {
         await this.waitLeader(deadline, signal);
         continue;
+      } else {
+        a = await this.forwarder.request(
+          raft.leader,
+          op,
+          Math.max(1, deadline - this.clock.nowMs()),
+          signal,
+        );
+        if (a.ok && (op.op === 'propose' || op.op === 'member'))
+          await this.waitApplied(a.index, deadline, signal);
       }
-      const a = await this.forwarder.request(
-        raft.leader,
-        op,
-        Math.max(1, deadline - this.clock.nowMs()),
-        signal,
-      );
-      if (a.ok) {
-        await this.waitApplied(a.index, deadline, signal);
-        return a.value as ServerResult;
-      }
-      if (a.error.message === ERR_NOT_LEADER.message) {
-        await this.sleepUntilChange(deadline, signal);
-        continue;
-      }
-      throw new ApiError(a.error);
+      if (a.ok) return a.value;
+      const retry =
+        a.error.message === ERR_NOT_LEADER.message ||
+        (retryLeaderChanged && a.error.message === ERR_LEADER_CHANGED.message);
+      if (!retry) throw new ApiError(a.error);
+      await this.sleepUntilChange(deadline, signal);
     }
   }
 
@@ -539,13 +548,11 @@ export class EtcdNode implements KvBackend {
 
   private proposeLocal(op: ProposeOp): Promise<ProposalOutcome<ServerResult>> {
     const data = this.encodeOp(op);
-    return new Promise((resolve) => {
-      if (data.length > PROPOSAL_BYTES_MAX) {
-        resolve({ ok: false, reason: 'busy', leader: this.replica.raft.leader });
-        return;
-      }
-      this.replica.propose(data, resolve);
-    });
+    // The API layer admits requests by their wire size; the log entry (hex in tagged JSON) may
+    // still be over the core's limit, which is the client's request being too large.
+    if (data.length > PROPOSAL_BYTES_MAX)
+      return Promise.reject(new ApiError(ERR_REQUEST_TOO_LARGE));
+    return new Promise((resolve) => this.replica.propose(data, resolve));
   }
 
   /** The leader's side of a forwarded request. */
@@ -590,41 +597,9 @@ export class EtcdNode implements KvBackend {
     return { ok: false, error: ERR_LEADER_CHANGED };
   }
 
-  /** Run a leader-only query here or on the leader. */
-  private async onLeader(op: ForwardOp, signal?: AbortSignal): Promise<unknown> {
-    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
-    for (;;) {
-      this.checkLive(signal);
-      const raft = this.replica.raft;
-      if (raft.role === 'leader') {
-        const a = await this.serveForwarded(op);
-        if (a.ok) return a.value;
-        if (a.error.message !== ERR_NOT_LEADER.message) throw new ApiError(a.error);
-        await this.sleepUntilChange(deadline, signal);
-        continue;
-      }
-      if (raft.leader === NONE) {
-        await this.waitLeader(deadline, signal);
-        continue;
-      }
-      const a = await this.forwarder.request(
-        raft.leader,
-        op,
-        Math.max(1, deadline - this.clock.nowMs()),
-        signal,
-      );
-      if (a.ok) return a.value;
-      // Queries and member changes (which refuse to be done twice) come here, so asking the
-      // next leader again is safe.
-      if (
-        a.error.message === ERR_NOT_LEADER.message ||
-        a.error.message === ERR_LEADER_CHANGED.message
-      ) {
-        await this.sleepUntilChange(deadline, signal);
-        continue;
-      }
-      throw new ApiError(a.error);
-    }
+  /** A query or member change, run on the leader (safe to ask again after a leader change). */
+  private onLeader(op: ForwardOp, signal?: AbortSignal): Promise<unknown> {
+    return this.viaLeader(op, signal, true);
   }
 
   /** Propose a configuration change and return once it is committed and applied here. */

@@ -2,43 +2,17 @@
 // files in DIR, and no cluster or elector process left behind. No timed assertions: the figures
 // of a quick run on a shared CI machine mean nothing; only their presence is checked.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { repoRoot } from '../helpers.js';
+import { runCli, type CliResult } from '../helpers.js';
 
 /** Budget for the whole quick run; the child is killed by PID past it. */
 const budgetMs = 85_000;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runBench(args: readonly string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  const root = repoRoot();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin/tenure'), 'bench', ...args], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(child.pid, 'SIGINT');
-    }, budgetMs);
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function runBench(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return runCli(['bench', ...args], budgetMs, { env, killSignal: 'SIGINT' });
 }
 
 /** The command line of `pid`, or undefined if no such process exists. */

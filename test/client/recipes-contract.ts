@@ -509,7 +509,7 @@ export function recipesContract(kind: BackendKind): void {
   test(`${kind}: kill -9 of the leading elector's process; another leads after its TTL`, async (t) => {
     const name = 'el/kill9';
     const ttlSeconds = 2;
-    const child = new NodeChild('./elector-child.js', [
+    const child = new NodeChild('../../src/bench/elector-child.js', [
       endpoints(),
       name,
       'child',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers.js';
 import { etcdctl, type EtcdctlResult } from './etcdctl.js';
-import { freePorts } from './ports.js';
+import { freePorts } from '../../src/bench/launcher/ports.js';
 
 export { etcdctl, EtcdctlProcess, type EtcdctlResult } from './etcdctl.js';
 

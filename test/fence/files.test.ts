@@ -46,7 +46,7 @@ async function filesSubject(dir: string, issue = tokenCounter()): Promise<Contra
   };
 }
 
-fenceContract('files', () => filesSubject(tempDir()));
+fenceContract('files', () => filesSubject(tempDir()), { durable: true });
 
 describe('file fence', () => {
   test('a new instance (a restart) reads the durable mark and refuses a lower token', async () => {

@@ -16,7 +16,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePorts } from '../cluster/ports.js';
+import { freePorts } from '../../src/bench/launcher/ports.js';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */

@@ -68,7 +68,7 @@ async function postgresSubject(
   };
 }
 
-fenceContract('postgres', () => postgresSubject());
+fenceContract('postgres', () => postgresSubject(), { durable: true });
 
 describe('fencedTransaction', () => {
   test('commits the caller SQL and the mark together', async () => {

@@ -1,7 +1,8 @@
 // Free TCP ports on 127.0.0.1, chosen by the OS: bind port 0, read the port, close. All the
 // listeners of one call are held open together, so one call never returns the same port twice.
 // Another process can still take a port between our close and the member's bind; the cluster
-// launcher detects "address already in use" and retries with fresh ports.
+// launchers (this one and the tests' test/cluster/cluster.ts) detect "address already in use"
+// and retry with fresh ports.
 import { createServer, type Server } from 'node:net';
 
 function listenEphemeral(): Promise<Server> {
