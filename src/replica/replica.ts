@@ -124,6 +124,9 @@ export class Replica<R> {
   private readonly prng: Prng;
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
+  /** Term and vote as last written to the WAL: a HardState differing only in commit needs no sync. */
+  private writtenTerm: Term = 0 as Term;
+  private writtenVote: NodeId = 0 as NodeId;
 
   constructor(
     cfg: ReplicaConfig,
@@ -168,6 +171,8 @@ export class Replica<R> {
       storage: { hardState, snapshot: rec.snapshot, entries: rec.entries },
     });
     this.raft.lastSnapshot = rec.snapshot;
+    this.writtenTerm = this.raft.term;
+    this.writtenVote = this.raft.vote;
     if (walBytes && rec.walValidBytes < walBytes.length) {
       // Cut a torn tail off before appending after it.
       this.syncing = true;
@@ -318,6 +323,7 @@ export class Replica<R> {
 
   private persist(rd: Ready): void {
     const disk = this.disk;
+    // `wrote`: something this Ready promises is durable went to the WAL and needs a sync.
     let wrote = false;
     const sentEarly = this.cfg.leaderSendsBeforeSync === true;
     if (sentEarly) for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
@@ -351,10 +357,17 @@ export class Replica<R> {
     }
     if (rd.hardState) {
       disk.append(WAL_FILE, encodeHardState(rd.hardState));
-      wrote = true;
+      // Term and vote must be durable before anything is sent or acted on (§3.8); the commit index
+      // need not be: a node that loses it learns it again from the leader, and its entries are
+      // durable. Skipping that sync saves one fdatasync per commit on the leader's path and on
+      // every follower heartbeat (etcd's raft.MustSync makes the same choice).
+      const hs = rd.hardState;
+      if (hs.term !== this.writtenTerm || hs.vote !== this.writtenVote) wrote = true;
+      this.writtenTerm = hs.term;
+      this.writtenVote = hs.vote;
     }
     const after = (): void => {
-      if (rd.hardState) this.observer.onPersistedHardState?.(this.id, rd.hardState);
+      if (rd.hardState && wrote) this.observer.onPersistedHardState?.(this.id, rd.hardState);
       this.afterPersist(rd, sentEarly);
     };
     if (!wrote) {
