@@ -28,6 +28,8 @@ export interface BenchSizes {
   readonly electionTtlSeconds: number;
   /** Unmeasured operations before each measured loop. */
   readonly warmupOps: number;
+  /** Unmeasured puts (and as many gets of each kind) on each fresh cluster (warmup.ts). */
+  readonly clusterWarmupOps: number;
   /** Rounds (each runs every system once, alternating the order). */
   readonly rounds: number;
 }
@@ -45,6 +47,7 @@ export const fullSizes: BenchSizes = {
   electionSamples: 2,
   electionTtlSeconds: 5,
   warmupOps: 50,
+  clusterWarmupOps: 4000,
   rounds: 3,
 };
 
@@ -61,6 +64,7 @@ export const quickSizes: BenchSizes = {
   electionSamples: 1,
   electionTtlSeconds: 2,
   warmupOps: 10,
+  clusterWarmupOps: 50,
   rounds: 1,
 };
 

@@ -93,7 +93,10 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
       `keepaliveOnce); lock cycles ${s.lockCycles} (8 clients); watch fan-out ${s.watchers} ` +
       `watchers × ${s.watchPuts} puts; leader failovers ${s.failoverSamples} per round; election ` +
       `failovers ${s.electionSamples} per round (TTL ${s.electionTtlSeconds} s); warm-up ` +
-      `${s.warmupOps} ops. Closed loops stop at the count or after 10 s.`,
+      `${s.warmupOps} ops before each workload, and ${s.clusterWarmupOps} puts, as many gets of ` +
+      `each kind and ${Math.max(1, Math.floor(s.clusterWarmupOps / 10))} lease grants, ` +
+      `keepalives and revokes on each fresh cluster (unmeasured, both systems alike). Closed ` +
+      `loops stop at the count or after 10 s.`,
   );
   if (chartFiles.length > 0) {
     out.push('', '## Charts', '');

@@ -8,6 +8,7 @@ import { BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
 import { findEtcd, startCluster, type Cluster, type SystemKind } from './launcher/cluster.js';
 import { pidsStarted, stopAll } from './launcher/processes.js';
+import { warmUpCluster } from './warmup.js';
 import { describeMachine, finishMachine } from './machine.js';
 import { cpuMicrosBetween, peakRssMiB, snapshotCpu } from './proc-stats.js';
 import { Progress } from './progress.js';
@@ -134,6 +135,8 @@ async function runSystem(
     tag: randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 3),
   };
   try {
+    progress.note(`round ${round}/${rounds}: warming up the ${kind} cluster (unmeasured)`);
+    await warmUpCluster(cluster.endpoints, ctx.tag, sizes.clusterWarmupOps);
     let healthy = true;
     for (const w of workloads) {
       progress.begin(`round ${round}/${rounds} ${kind}: ${w.name}`);

@@ -20,7 +20,7 @@ export function registerStart(program: Command): void {
     .option('--initial-cluster-token <token>', 'separates clusters started from the same list')
     .option('--heartbeat-interval <ms>', 'Raft heartbeat interval in ms', '100')
     .option('--election-timeout <ms>', 'Raft election timeout in ms', '1000')
-    .option('--snapshot-count <n>', 'applied entries between snapshots', '10000')
+    .option('--snapshot-count <n>', 'applied entries between snapshots', '100000')
     .option('--max-request-bytes <n>', 'largest client request accepted', '1572864')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(async (flags: StartFlags) => {

@@ -1,11 +1,10 @@
 // One TCP port per client URL, serving gRPC (HTTP/2) and the JSON gateway (HTTP/1.1) together,
 // as etcd's client port does. Each connection's first bytes decide: the HTTP/2 client preface
-// goes to grpc-js through its connection injector, anything else to a node:http server that runs
+// goes to the gRPC server (grpc-server.ts, on node:http2), anything else to a node:http server that runs
 // the gateway. The bytes read to decide are put back (`unshift`) before the hand-over.
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { AuthorityFixStream, SERVER_PREFACE_SETTINGS, sniffH2 } from './h2-authority.js';
-import * as grpc from '@grpc/grpc-js';
 import type { ClientApiConfig } from './api-config.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
 import type { KvBackend } from './backend.js';
@@ -67,8 +66,7 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
   const config: ClientApiConfig = { ...DEFAULT_CLIENT_API_CONFIG, ...opts.config };
   const tracker = new CallTracker({ backend: opts.backend, log, config });
   const handlers = clientApiHandlers(opts.backend, config);
-  const grpcServer = createGrpcServer({ handlers, tracker, config });
-  const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const grpcServer = createGrpcServer({ handlers, tracker, config, log });
   const httpServer = http.createServer(
     createGateway({ backend: opts.backend, handlers, tracker, config, log }),
   );
@@ -121,9 +119,9 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
           sniffing.delete(socket);
           if (sniff.kind === 'pass') {
             socket.unshift(sniff.replay);
-            injector.injectConnection(socket);
+            grpcServer.handleConnection(socket);
           } else {
-            injector.injectConnection(new AuthorityFixStream(socket, sniff.replay));
+            grpcServer.handleConnection(new AuthorityFixStream(socket, sniff.replay));
           }
         };
         socket.on('data', onH2);
@@ -164,8 +162,7 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     }
   } catch (e) {
     for (const s of listeners) s.close();
-    injector.destroy();
-    grpcServer.forceShutdown();
+    grpcServer.destroy();
     throw e;
   }
 
@@ -175,11 +172,11 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     const unbound = Promise.all(listeners.map((s) => new Promise<void>((r) => s.close(() => r()))));
     for (const s of sniffing) s.destroy();
     tracker.abortAll();
-    injector.drain(config.shutdownGraceMs);
+    grpcServer.drain();
     httpServer.closeIdleConnections();
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => {
-        grpcServer.forceShutdown();
+        grpcServer.destroy();
         httpServer.closeAllConnections();
         resolve();
       }, config.shutdownGraceMs);
@@ -189,10 +186,9 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
         clearTimeout(force);
         resolve();
       };
-      grpcServer.tryShutdown(one);
+      void grpcServer.closed().then(one);
       httpServer.close(one);
     });
-    injector.destroy();
     await unbound;
   };
   return {
