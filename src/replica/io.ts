@@ -17,6 +17,12 @@ export interface Clock {
 export interface Transport {
   /** Best effort: a message may be lost, delayed, duplicated or reordered. */
   send(m: Message): void;
+  /**
+   * Put what `send` queued on the wire now. The replica calls it after each Ready's messages, so
+   * a transport that batches the sends of one event-loop turn does not hold a Ready's messages
+   * back behind the rest of the turn (an fsync's completion, other clients' requests).
+   */
+  flush?(): void;
 }
 
 /**

@@ -326,7 +326,10 @@ export class Replica<R> {
     // `wrote`: something this Ready promises is durable went to the WAL and needs a sync.
     let wrote = false;
     const sentEarly = this.cfg.leaderSendsBeforeSync === true;
-    if (sentEarly) for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
+    if (sentEarly) {
+      for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
+      this.transport.flush?.();
+    }
     if (rd.snapshot) {
       disk.replace(SNAP_FILE, encodeSnapshot(rd.snapshot), noop);
       disk.append(WAL_FILE, encodeSnapshotMarker(rd.snapshot.index, rd.snapshot.term));
@@ -393,6 +396,7 @@ export class Replica<R> {
   private afterPersist(rd: Ready, sentEarly: boolean): void {
     if (this.stopped) return;
     for (const m of rd.messages) if (!sentEarly || !EARLY_TYPES.has(m.type)) this.transport.send(m);
+    this.transport.flush?.();
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
       if (rd.softState.role !== 'leader') this.failProposals();

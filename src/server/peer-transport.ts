@@ -179,12 +179,16 @@ class Outbound {
     this.flushScheduled = true;
     setImmediate(() => {
       this.flushScheduled = false;
-      if (!this.connected || !this.socket || this.queue.length === 0) return;
-      // One write for everything queued in this turn (etcd's batching; node-performance-floor.md).
-      const frames = this.queue.map((m) => frame(m));
-      this.queue = [];
-      this.socket.write(Buffer.concat(frames));
+      this.flush();
     });
+  }
+
+  /** One write for everything queued (etcd's batching; node-performance-floor.md). */
+  flush(): void {
+    if (!this.connected || !this.socket || this.queue.length === 0) return;
+    const frames = this.queue.map((m) => frame(m));
+    this.queue = [];
+    this.socket.write(frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames));
   }
 
   close(): void {
@@ -231,6 +235,10 @@ export class PeerTransport implements Transport {
 
   send(m: Message): void {
     this.outbound.get(m.to)?.send(encodeMessage(m));
+  }
+
+  flush(): void {
+    for (const out of this.outbound.values()) out.flush();
   }
 
   /** Best effort, like Raft messages: the forwarding layer has its own timeouts. */
