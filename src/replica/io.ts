@@ -31,6 +31,10 @@ export interface Transport {
  * is atomic and durable when its callback runs (temp file, fsync, rename, fsync of the directory).
  */
 export interface Disk {
+  /**
+   * The file's bytes. After a restart an appended file may end in zeros that were never
+   * appended (space preallocated for appends); readers treat a zero tail as the end.
+   */
   read(name: string): Uint8Array | undefined;
   append(name: string, bytes: Uint8Array): void;
   sync(name: string, done: () => void): void;

@@ -127,6 +127,11 @@ function validFrameAfter(bytes: Uint8Array, view: DataView, from: number): boole
   return false;
 }
 
+function allZero(bytes: Uint8Array, from: number): boolean {
+  for (let i = from; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
 /**
  * Read framed records. A damaged record (short, oversized, empty or failing its checksum) is a
  * torn tail when no valid record follows it: the crash interrupted the last writes. Otherwise it
@@ -147,6 +152,8 @@ function scanRecords(bytes: Uint8Array, acceptTorn: boolean): Scan {
       end <= bytes.length;
     const intact = fits && crc32(bytes, pos + HEADER_BYTES, end) === view.getUint32(pos + 4, true);
     if (!intact) {
+      // Zeros to the end are space the disk preallocated (file-disk.ts), not a damaged record.
+      if (allZero(bytes, pos)) return { status: 'ok', payloads, validBytes: pos };
       if (validFrameAfter(bytes, view, pos)) {
         throw new CorruptWalError(
           `WAL record at byte ${pos} is damaged but valid records follow it`,

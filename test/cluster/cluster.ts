@@ -4,6 +4,7 @@
 //
 //   const cluster = await startCluster({ kind: 'etcd', size: 3 });
 //   try { ... cluster.endpoints ... } finally { await cluster.stop(); }
+import { MEMBER_NODE_ARGS } from '../../src/server/member-node-args.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -122,7 +123,10 @@ const terminating = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SI
 
 function commandFor(kind: BackendKind): { file: string; prefix: string[] } {
   if (kind === 'etcd') return { file: 'etcd', prefix: [] };
-  return { file: process.execPath, prefix: [join(repoRoot(), 'bin', 'tenure'), 'start'] };
+  return {
+    file: process.execPath,
+    prefix: [...MEMBER_NODE_ARGS, join(repoRoot(), 'bin', 'tenure'), 'start'],
+  };
 }
 
 function memberEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {

@@ -2,15 +2,16 @@
 // killed with SIGKILL in the middle of a write load restarts with every acknowledged write.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { NO_MUTANTS } from '../../src/core/base/mutants.js';
 import { RegisterMachine } from '../../src/core/state/registers.js';
-import { recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
-import { FileDisk } from '../../src/server/file-disk.js';
+import { logIndex, nodeId, term } from '../../src/core/base/units.js';
+import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
+import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
 const enc = new TextEncoder();
@@ -31,6 +32,39 @@ test('appends are read back; sync calls back; replace swaps the whole file', asy
     assert.equal(d.read('missing'), undefined);
     assert.throws(() => d.read('../escape'), RangeError);
     d.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('appends go into preallocated zeros, which recovery reads as the end of the log', async () => {
+  const dir = tempDir();
+  try {
+    const d = new FileDisk(dir);
+    const hs = encodeHardState({ term: term(3), vote: nodeId(2), commit: logIndex(0) });
+    d.append(WAL_FILE, hs);
+    await new Promise<void>((resolve) => d.sync(WAL_FILE, resolve));
+    // A record that does not fit in what is left makes the file grow by whole steps.
+    const big = new Uint8Array(PREALLOCATE_BYTES + 10).fill(7);
+    d.append('blob', big);
+    await new Promise<void>((resolve) => d.sync('blob', resolve));
+    d.close();
+    assert.equal(statSync(join(dir, WAL_FILE)).size, PREALLOCATE_BYTES);
+    assert.equal(statSync(join(dir, 'blob')).size, 2 * PREALLOCATE_BYTES);
+    const after = new FileDisk(dir);
+    const wal = after.read(WAL_FILE);
+    assert.ok(wal !== undefined && wal.length === PREALLOCATE_BYTES, 'a later run sees the zeros');
+    const rec = recover(wal, undefined, { mutants: NO_MUTANTS });
+    assert.deepEqual(rec.hardState, { term: 3, vote: 2, commit: 0 });
+    assert.equal(rec.walValidBytes, hs.length);
+    assert.equal(rec.tornTail, false);
+    // A damaged record followed by zeros is still a torn tail (cut), not the end of a clean log.
+    const torn = new Uint8Array(wal);
+    torn[hs.length] = 9;
+    const r2 = recover(torn, undefined, { mutants: NO_MUTANTS });
+    assert.equal(r2.walValidBytes, hs.length);
+    assert.equal(r2.tornTail, true);
+    after.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,6 +3,7 @@
 // both, and every process stopped by its PID. Member output goes to a log file per member in the
 // cluster's temporary directory (not through a pipe, so the bench process pays nothing for it);
 // its tail is quoted when a member fails.
+import { MEMBER_NODE_ARGS } from '../../server/member-node-args.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
@@ -116,7 +117,7 @@ export class Cluster {
     const [file, ...prefix] =
       this.kind === 'etcd'
         ? [findEtcd()]
-        : [process.execPath, ...this.#nodeArgs, tenureBin, 'start'];
+        : [process.execPath, ...MEMBER_NODE_ARGS, ...this.#nodeArgs, tenureBin, 'start'];
     try {
       const child = spawn(file, [...prefix, ...m.args], {
         env: this.#env,
