@@ -284,3 +284,23 @@ void test('a failed precheck aborts the whole txn, earlier ops included', () => 
   assert.deepEqual({ ...errorOf(r) }, E.leaseNotFound);
   assert.deepEqual(h.dump('first'), []);
 });
+
+test('a read-only txn off the log answers as apply would and changes nothing', () => {
+  const reads = [
+    txn([cmp('k', { target: 'VALUE', result: 'EQUAL', value: b('v2') })], [getOp('k'), getOp('j')]),
+    txn([cmp('k', { target: 'VERSION', result: 'LESS', version: 1 })], [], [getOp('k')]),
+    txn([], [{ type: 'txn', request: txn([], [getOp('j')]) }]),
+  ];
+  for (const request of reads) {
+    const a = seeded();
+    const bRun = seeded();
+    const before = a.m.digest();
+    const revision = a.m.revision;
+    const offLog = a.m.txnReadOnly(request);
+    assert.equal(a.m.digest(), before, 'the state is unchanged');
+    assert.equal(a.m.revision, revision, 'no new revision');
+    assert.deepEqual(offLog, bRun.txn(request), 'the same answer as through apply');
+  }
+  const h = seeded();
+  assert.throws(() => h.m.txnReadOnly(txn([], [putOp('k', 'w')])), /writes/);
+});

@@ -182,6 +182,16 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
 
   // ---- Queries on the applied state ----
 
+  /**
+   * A txn that writes nothing, evaluated on the applied state (etcd serves these on its read
+   * path). It runs the code apply would run, which changes nothing for such a txn: no revision,
+   * no event, no applied index.
+   */
+  txnReadOnly(req: TxnRequest): EtcdResult {
+    assert(isReadOnlyTxn(req), 'etcd: txnReadOnly of a txn that writes');
+    return this.txn(req);
+  }
+
   range(req: RangeRequest): RangeResponse | EtcdError {
     return range(this.store, req);
   }

@@ -233,6 +233,18 @@ export function isSerializableRange(req: unknown): boolean {
   return boolField(asMessage(req), 'serializable');
 }
 
+/**
+ * etcd's isTxnSerializable: every op of both branches is a Range asking for a serializable read
+ * (so a txn of compares only is too). Such a read-only txn skips the read barrier.
+ */
+export function isSerializableTxn(req: unknown): boolean {
+  const m = asMessage(req);
+  return [...repeatedField(m, 'success'), ...repeatedField(m, 'failure')].every((x) => {
+    const op = asMessage(x, 'request op');
+    return op['request_range'] != null && isSerializableRange(op['request_range']);
+  });
+}
+
 export function fromProtoPutRequest(req: unknown): PutRequest {
   const m = asMessage(req);
   return {

@@ -1,7 +1,8 @@
 // etcdserverpb.KV (reference b.3 to b.7). Writes go through the log (`backend.propose`);
 // linearizable reads wait for the read barrier (ReadIndex) and serializable ones read the local
-// machine at once. Txns always go through the log, read-only ones included: the machine offers
-// no way to evaluate a txn's compares outside apply.
+// machine at once. Txns that write go through the log; read-only ones are served like reads
+// (etcd's isTxnReadonly path), evaluated on the applied state by the code apply would run.
+import { isReadOnlyTxn } from '../../core/state/txn.js';
 import type { KvBackend } from './backend.js';
 import type { ApiService } from './convert.js';
 import {
@@ -11,6 +12,7 @@ import {
   fromProtoRangeRequest,
   fromProtoTxnRequest,
   isSerializableRange,
+  isSerializableTxn,
   toProtoDeleteRangeResponse,
   toProtoHeader,
   toProtoPutResponse,
@@ -43,6 +45,12 @@ export function kvHandlers(backend: KvBackend): ApiService {
       },
       [`${KV}/Txn`]: async (req, call) => {
         const request = fromProtoTxnRequest(req);
+        if (isReadOnlyTxn(request)) {
+          // As etcd serves one: on the read path, after the read barrier unless serializable.
+          if (!isSerializableTxn(req)) await backend.readBarrier(call.signal);
+          const r = backend.machine.txnReadOnly(request);
+          return toProtoTxnResponse(backend, expectResult(r, 'txn').response);
+        }
         const r = await backend.propose({ type: 'txn', request }, call.signal);
         return toProtoTxnResponse(backend, expectResult(r, 'txn').response);
       },
