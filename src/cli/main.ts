@@ -1,12 +1,19 @@
 // The `tenure` command line. Each subcommand lives in its own file and registers itself here.
+// Only the subcommand being run is loaded: a member (`tenure start`) then carries none of the
+// simulator, checker, demo or benchmark code (and none of their dependencies) in its memory.
 import { Command } from 'commander';
-import { registerSim } from './sim.js';
-import { registerDetect } from './detect.js';
-import { registerUp } from './up.js';
-import { registerCheck } from './check.js';
-import { registerStart } from './start.js';
-import { registerDemo } from './demo.js';
-import { registerBench } from './bench.js';
+
+type Registrar = (program: Command) => void;
+
+const COMMANDS: Readonly<Record<string, () => Promise<Registrar>>> = {
+  start: async () => (await import('./start.js')).registerStart,
+  up: async () => (await import('./up.js')).registerUp,
+  sim: async () => (await import('./sim.js')).registerSim,
+  detect: async () => (await import('./detect.js')).registerDetect,
+  check: async () => (await import('./check.js')).registerCheck,
+  bench: async () => (await import('./bench.js')).registerBench,
+  demo: async () => (await import('./demo.js')).registerDemo,
+};
 
 const program = new Command();
 program
@@ -14,12 +21,13 @@ program
   .description('tenure: failure detection, Raft consensus, leases, locks and fencing tokens')
   .showHelpAfterError();
 
-registerStart(program);
-registerUp(program);
-registerSim(program);
-registerDetect(program);
-registerCheck(program);
-registerBench(program);
-registerDemo(program);
+// A known subcommand registers alone; anything else (help, no command, a typo) sees them all.
+const asked = process.argv[2];
+const chosen =
+  asked !== undefined && Object.hasOwn(COMMANDS, asked) ? [asked] : Object.keys(COMMANDS);
+for (const name of chosen) {
+  const load = COMMANDS[name];
+  if (load !== undefined) (await load())(program);
+}
 
 await program.parseAsync(process.argv);

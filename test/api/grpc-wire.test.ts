@@ -14,6 +14,7 @@ import {
   MessageReader,
   parseGrpcTimeout,
 } from '../../src/server/api/grpc-wire.js';
+import { GrpcStatus as OurStatus } from '../../src/server/api/grpc-codes.js';
 import { startFixture } from './api-fixture.js';
 
 test('MessageReader: messages split across chunks and several in one chunk', () => {
@@ -43,7 +44,7 @@ test('MessageReader: over the limit is RESOURCE_EXHAUSTED; gzip and deflate are 
     () => r.push(frameMessage(Buffer.alloc(11))),
     (e: unknown) =>
       e instanceof GrpcWireError &&
-      e.code === GrpcStatus.RESOURCE_EXHAUSTED &&
+      e.code === OurStatus.RESOURCE_EXHAUSTED &&
       e.message === 'Received message larger than max (11 vs. 10)',
   );
   const body = Buffer.from('hello, compressed');
@@ -53,11 +54,11 @@ test('MessageReader: over the limit is RESOURCE_EXHAUSTED; gzip and deflate are 
   assert.equal(new MessageReader(100, 'gzip').push(framed)[0]?.toString(), body.toString());
   assert.throws(
     () => new MessageReader(100, 'snappy').push(framed),
-    (e: unknown) => e instanceof GrpcWireError && e.code === GrpcStatus.UNIMPLEMENTED,
+    (e: unknown) => e instanceof GrpcWireError && e.code === OurStatus.UNIMPLEMENTED,
   );
   assert.throws(
     () => new MessageReader(100, 'deflate').push(framed),
-    (e: unknown) => e instanceof GrpcWireError && e.code === GrpcStatus.INTERNAL,
+    (e: unknown) => e instanceof GrpcWireError && e.code === OurStatus.INTERNAL,
   );
 });
 
@@ -191,4 +192,11 @@ test('the server: split and compressed requests, limits, bad input, deadlines', 
   // The session still serves after all of the above.
   const again = await rawCall(session, '/etcdserverpb.KV/Range', [frameMessage(range)]);
   assert.equal(again.grpcStatus, '0');
+});
+
+test("the server's status code table is gRPC's", () => {
+  for (const [name, code] of Object.entries(OurStatus)) {
+    assert.equal(GrpcStatus[name as keyof typeof GrpcStatus], code, name);
+  }
+  assert.equal(Object.keys(OurStatus).length, 17);
 });

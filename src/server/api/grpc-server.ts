@@ -11,7 +11,7 @@
 // grpc-js remains the client library (src/client) and the source of the status numbers.
 import * as http2 from 'node:http2';
 import { Readable, type Duplex } from 'node:stream';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from './grpc-codes.js';
 import type * as protoLoader from '@grpc/proto-loader';
 import type { ClientApiConfig } from './api-config.js';
 import type { CallScope, CallTracker } from './call-scope.js';

@@ -3,7 +3,7 @@
 // status text as a percent-encoded `grpc-message`. Pure functions and one incremental reader,
 // so they are tested without a socket.
 import { gunzipSync, inflateSync } from 'node:zlib';
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from './grpc-codes.js';
 
 /** Bytes before each message: compressed flag (1) and length (4). */
 export const MESSAGE_HEADER_BYTES = 5;

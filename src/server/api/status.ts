@@ -2,7 +2,7 @@
 // code and the exact text clients match on (reference b.2, "Errors"); the API edge adds the few
 // codes the core never produces (Unimplemented for the methods tenure does not serve, Internal
 // for bugs) and maps names to grpc-js status numbers.
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from './grpc-codes.js';
 import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
 import { isEtcdError } from '../../core/state/etcd-errors.js';
 
