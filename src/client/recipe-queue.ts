@@ -5,8 +5,10 @@
 //               revision is the fencing token. Retried on an unknown outcome: the Txn is
 //               idempotent per lease (a retry finds the key it created and reuses it).
 //   waitTurn    Go's waitDeletes: read the last-created key below my token and watch only that
-//               key until it is deleted, then read again — a release wakes only its successor
-//               (no herd). Meanwhile a KeyGuard watches my own key: if it goes (lease expired or
+//               key until it is deleted — a release wakes only its successor (no herd). Unlike
+//               waitDeletes it does not read again after the deletion: verifyHead, which the
+//               caller runs next anyway, answers the same question (is an older key left?), so a
+//               hand-off costs one read fewer. Meanwhile a KeyGuard watches my own key: if it goes (lease expired or
 //               revoked, operator delete) the wait aborts at once instead of waiting for the
 //               predecessor (etcd #19597, "phantom leader").
 //   verifyHead  one Txn: CREATE(myKey) == token AND LEASE(myKey) == myLease AND every key under the
@@ -280,8 +282,10 @@ export class KeyGuard {
 }
 
 /**
- * Wait until no key created before mine remains under the prefix. Returns what is known about the
- * deletion that ended the wait (for lock-delay), or undefined if there was nothing to wait for.
+ * Wait until the newest key created before mine is deleted, or return at once when there is none.
+ * Returns what is known about the deletion that ended the wait (for lock-delay), or undefined if
+ * there was nothing to wait for. An older key may still remain: the caller's verifyHead says
+ * 'not-head' then, and it waits again.
  */
 export async function waitTurn(
   ctx: QueueContext,
@@ -322,8 +326,8 @@ export async function waitTurn(
       }
       if (signal.aborted) throw signal.reason;
       if (deletedAt !== undefined) {
-        gone = { token: pred.createRevision, deleteRevision: deletedAt };
         trace?.({ type: 'wake', key, token, reason: 'predecessor-deleted' });
+        return { token: pred.createRevision, deleteRevision: deletedAt };
       }
     } catch (e) {
       if (signal.aborted) throw signal.reason;
