@@ -10,7 +10,7 @@
 // machine; node-performance-floor.md finds the front end is most of a Node server's cost).
 // grpc-js remains the client library (src/client) and the source of the status numbers.
 import * as http2 from 'node:http2';
-import { Readable, type Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import { GrpcStatus } from './grpc-codes.js';
 import type * as protoLoader from '@grpc/proto-loader';
 import type { ClientApiConfig } from './api-config.js';
@@ -21,7 +21,6 @@ import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';
 import { packageDefinition } from './protos.js';
 import { grpcStatusOf } from './status.js';
-import { messagesOf } from './stream-io.js';
 import {
   encodeGrpcMessage,
   frameMessage,
@@ -360,16 +359,19 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     const encode = (resp: object): Buffer => method.encode(resp);
 
     if (kind.kind === 'bidi') {
-      // Messages flow to the handler as they come; `requests` is an object-mode view of them.
+      // Messages flow to the handler as they come.
       const s = begin(call, path, metadata, undefined, true);
       if (s === undefined) return;
       scope = s;
       const signal = s.info.signal;
-      const requests = new RequestStream(stream, reader, (bytes) => {
-        const d = decode(bytes);
-        return d.ok ? d.value : undefined;
-      });
-      requests.onWireError = (e) => call.finish({ code: e.code, details: e.message });
+      const requests = requestsOf(
+        stream,
+        reader,
+        decode,
+        (e) => call.finish({ code: e.code, details: e.message }),
+        signal,
+        config.streamRequestsQueuedMax,
+      );
       const send = (resp: object): Promise<void> => {
         if (signal.aborted || call.done) return Promise.resolve();
         return call.send(encode(resp)) ? Promise.resolve() : call.writable();
@@ -378,7 +380,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
         .then(() =>
           kind.handler({
             info: s.info,
-            requests: messagesOf(requests, signal, config.streamRequestsQueuedMax),
+            requests,
             send,
           }),
         )
@@ -462,46 +464,73 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
 }
 
 /**
- * A bidi call's requests as an object-mode Readable of decoded messages, so messagesOf can apply
- * its backpressure (pausing this pauses the HTTP/2 stream, whose flow control reaches the client).
+ * A bidi call's requests, decoded, in arrival order: the iteration ends when the client
+ * half-closes, the stream closes or `signal` aborts. At most `queuedMax` decoded requests wait;
+ * beyond that the HTTP/2 stream is paused, and its flow control reaches the client. A malformed
+ * request ends the iteration after `onBad` (which ends the call with a status).
  */
-class RequestStream extends Readable {
-  onWireError: ((e: GrpcWireError) => void) | undefined;
-
-  constructor(
-    private readonly source: http2.ServerHttp2Stream,
-    private readonly reader: MessageReader,
-    private readonly decode: (bytes: Buffer) => unknown,
-  ) {
-    super({ objectMode: true, highWaterMark: 16 });
-    source.on('data', (chunk: Buffer) => this.onChunk(chunk));
-    source.once('end', () => this.push(null));
-    source.once('close', () => this.destroy());
-  }
-
-  private onChunk(chunk: Buffer): void {
+function requestsOf(
+  source: http2.ServerHttp2Stream,
+  reader: MessageReader,
+  decode: (bytes: Buffer) => { ok: true; value: unknown } | { ok: false },
+  onWireError: (e: GrpcWireError) => void,
+  signal: AbortSignal,
+  queuedMax: number,
+): AsyncIterable<unknown> {
+  const queue: unknown[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const poke = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const end = (): void => {
+    ended = true;
+    poke();
+  };
+  source.on('data', (chunk: Buffer) => {
+    if (ended) return;
     let msgs: Buffer[];
     try {
-      msgs = this.reader.push(chunk);
+      msgs = reader.push(chunk);
     } catch (e) {
-      if (e instanceof GrpcWireError) {
-        this.onWireError?.(e);
-        this.destroy();
-        return;
-      }
-      throw e;
+      if (!(e instanceof GrpcWireError)) throw e;
+      onWireError(e);
+      end();
+      return;
     }
     for (const m of msgs) {
-      const v = this.decode(m);
-      if (v === undefined) {
-        this.destroy();
+      const d = decode(m);
+      if (!d.ok) {
+        end();
         return;
       }
-      if (!this.push(v)) this.source.pause();
+      queue.push(d.value);
     }
-  }
-
-  override _read(): void {
-    this.source.resume();
-  }
+    if (queue.length >= queuedMax) source.pause();
+    poke();
+  });
+  source.once('end', end);
+  source.once('close', end);
+  signal.addEventListener('abort', end, { once: true });
+  return {
+    async *[Symbol.asyncIterator]() {
+      try {
+        for (;;) {
+          if (signal.aborted) return;
+          if (queue.length > 0) {
+            const next = queue.shift();
+            if (source.isPaused() && queue.length < queuedMax) source.resume();
+            yield next;
+            continue;
+          }
+          if (ended) return;
+          await new Promise<void>((resolve) => (wake = resolve));
+        }
+      } finally {
+        signal.removeEventListener('abort', end);
+      }
+    },
+  };
 }
