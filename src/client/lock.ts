@@ -23,7 +23,7 @@
 import type { CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import { sleep } from './call-options.js';
-import { lockDelayMsFor, releaseMarkerKey } from './recipe-keys.js';
+import { lockDelayMsFor, releaseMarkerKey, type PredecessorGone } from './recipe-keys.js';
 import {
   KeyGuard,
   WaitScope,
@@ -139,6 +139,8 @@ export class Lock {
     scope.link(expiry.signal);
     let entry: Entry | undefined;
     let guard: KeyGuard | undefined;
+    /** The latest deletion that let this waiter move up (for lock-delay). */
+    let lastGone: PredecessorGone | undefined;
     try {
       session.assertValid();
       entry = (await enqueue(ctx, Buffer.alloc(0), scope.signal)).entry;
@@ -154,20 +156,25 @@ export class Lock {
           }
         } else {
           const gone = await waitTurn(ctx, entry, scope.signal);
-          if (this.#lockDelayMs > 0 && gone !== undefined) {
-            const marker = await ctx.client.kv.get(releaseMarkerKey(this.name), {
-              signal: scope.signal,
-            });
-            const ms = lockDelayMsFor(this.#lockDelayMs, gone, marker);
-            if (ms > 0) {
-              ctx.trace?.({ type: 'lock-delay', key: entry.key, token: entry.token, ms });
-              await sleep(ms, scope.signal);
-            }
-          }
+          if (gone !== undefined) lastGone = gone;
           const head = await verifyHead(ctx, entry, scope.signal);
           if (head === 'not-head') continue;
           if (head === 'lost') {
             throw new RecipeError('KEY_DELETED', `${entry.key}: own key gone while waiting`);
+          }
+          // Lock-delay counts from the deletion of the last key ahead of us (the holder's, or
+          // whoever went last), known only once nothing older is left: then sleep and check again.
+          if (this.#lockDelayMs > 0 && lastGone !== undefined) {
+            const marker = await ctx.client.kv.get(releaseMarkerKey(this.name), {
+              signal: scope.signal,
+            });
+            const ms = lockDelayMsFor(this.#lockDelayMs, lastGone, marker);
+            lastGone = undefined;
+            if (ms > 0) {
+              ctx.trace?.({ type: 'lock-delay', key: entry.key, token: entry.token, ms });
+              await sleep(ms, scope.signal);
+              continue;
+            }
           }
         }
         // The server says we hold it; claim it only while the session is valid at this moment.

@@ -72,6 +72,10 @@ test('grpc-timeout units and malformed values; grpc-message percent-encoding', (
   assert.equal(parseGrpcTimeout('123456789S'), undefined); // more than 8 digits
   assert.equal(parseGrpcTimeout('10'), undefined);
   assert.equal(parseGrpcTimeout('-1S'), undefined);
+  // Past what a timer can hold (Node would fire it after 1 ms): no deadline.
+  assert.equal(parseGrpcTimeout('2000000S'), 2_000_000_000);
+  assert.equal(parseGrpcTimeout('3000000S'), undefined);
+  assert.equal(parseGrpcTimeout('99999999H'), undefined);
   assert.equal(encodeGrpcMessage('etcdserver: key not found'), 'etcdserver: key not found');
   assert.equal(encodeGrpcMessage('100% done\n'), '100%25 done%0A');
   assert.equal(encodeGrpcMessage('é'), '%C3%A9');
@@ -188,6 +192,44 @@ test('the server: split and compressed requests, limits, bad input, deadlines', 
     false,
   );
   assert.equal(late.grpcStatus, String(GrpcStatus.DEADLINE_EXCEEDED));
+
+  // A second request on a unary call is refused at once, before the client half-closes.
+  const twice = await rawCall(
+    session,
+    '/etcdserverpb.KV/Range',
+    [frameMessage(range), frameMessage(range)],
+    {},
+    false,
+  );
+  assert.equal(twice.grpcStatus, String(GrpcStatus.UNIMPLEMENTED));
+
+  // A bad message on a Watch stream ends the call and its handler: the watch hub goes away.
+  const hubs = (): number =>
+    (f.backend.machine as unknown as { hubs: ReadonlySet<unknown> }).hubs.size;
+  const badWatch = await rawCall(
+    session,
+    '/etcdserverpb.Watch/Watch',
+    [frameMessage(Buffer.from([0xff, 0xff, 0xff]))],
+    {},
+    false,
+  );
+  assert.equal(badWatch.grpcStatus, String(GrpcStatus.INTERNAL));
+  for (let i = 0; i < 200 && hubs() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(hubs(), 0, 'the watch handler stopped');
+
+  // A deadline too long for a timer is no deadline (it used to fire after 1 ms).
+  const longWait = rawCall(
+    session,
+    '/etcdserverpb.Watch/Watch',
+    [],
+    { 'grpc-timeout': '3000000S' },
+    false,
+  );
+  const quick = await Promise.race([
+    longWait.then(() => 'ended'),
+    new Promise((r) => setTimeout(() => r('still open'), 300)),
+  ]);
+  assert.equal(quick, 'still open');
 
   // The session still serves after all of the above.
   const again = await rawCall(session, '/etcdserverpb.KV/Range', [frameMessage(range)]);

@@ -384,6 +384,50 @@ export function recipesContract(kind: BackendKind): void {
     }
   });
 
+  test(`${kind}: lock-delay counts from the holder's end, not from a waiter that left`, async () => {
+    const name = 'delay2/lock';
+    const delayMs = 300;
+    for (const holderClean of [true, false]) {
+      const h = await client.session({ ttlSeconds: 10 });
+      const m = await client.session({ ttlSeconds: 10 });
+      const b = await client.session({ ttlSeconds: 10 });
+      try {
+        const g = await new Lock(client, h, name).acquire();
+        const mEvents: RecipeTraceEvent[] = [];
+        const mPending = new Lock(client, m, name, { trace: (e) => mEvents.push(e) })
+          .acquire()
+          .catch(() => undefined);
+        await eventually('m queued', () => mEvents.some((e) => e.type === 'watch-predecessor'));
+        const events: RecipeTraceEvent[] = [];
+        const pending = new Lock(client, b, name, {
+          lockDelayMs: delayMs,
+          trace: (e) => events.push(e),
+        }).acquire();
+        await eventually('b queued', () => events.some((e) => e.type === 'watch-predecessor'));
+        await client.lease.revoke(m.leaseId); // a waiter dies: its key goes, no marker
+        await mPending;
+        // b woke for m's deletion, found the holder still there and now watches it.
+        await eventually(
+          'b watches the holder',
+          () => events.filter((e) => e.type === 'watch-predecessor').length === 2,
+        );
+        if (holderClean) await g.release();
+        else await client.lease.revoke(h.leaseId);
+        const g2 = await pending;
+        const delayed = events.filter((e) => e.type === 'lock-delay');
+        assert.equal(
+          delayed.length,
+          holderClean ? 0 : 1,
+          holderClean ? 'the holder released cleanly' : 'the holder died',
+        );
+        await g2.release();
+      } finally {
+        await Promise.all([h, m].map((s) => s.close().catch(() => {})));
+        await b.close();
+      }
+    }
+  });
+
   test(`${kind}: election: campaign, proclaim, resign, observe (null, same-value new term)`, async () => {
     const name = 'el/basic';
     const election = new Election(client, name);

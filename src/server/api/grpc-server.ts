@@ -186,8 +186,9 @@ class Call {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
     }
-    if (this.stream.write(out)) this.wakeWriters();
-    else {
+    if (this.stream.write(out)) {
+      if (!this.blocked) this.wakeWriters();
+    } else if (!this.blocked) {
       this.blocked = true;
       this.stream.once('drain', () => {
         this.blocked = false;
@@ -363,6 +364,12 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       const s = begin(call, path, metadata, undefined, true);
       if (s === undefined) return;
       scope = s;
+      // However the call ends (a bad request, a deadline, the client going), the handler must
+      // stop: a watch loops until its signal aborts.
+      call.onFinish = () => {
+        s.cancel();
+        s.end();
+      };
       const signal = s.info.signal;
       const requests = requestsOf(
         stream,
@@ -404,6 +411,15 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       } catch (e) {
         if (e instanceof GrpcWireError) call.finish({ code: e.code, details: e.message });
         else throw e;
+        return;
+      }
+      // A second request is refused at once, not buffered until the client half-closes.
+      if (messages.length > 1) {
+        call.finish({
+          code: GrpcStatus.UNIMPLEMENTED,
+          details: 'Received a second request message for server streaming method',
+        });
+        messages.length = 0;
       }
     });
     stream.once('end', () => {
@@ -424,14 +440,14 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       if (s === undefined) return;
       scope = s;
       if (kind.kind === 'unary') {
+        // One catch for the handler and for encoding its answer: a response that does not
+        // serialize is a handler bug, answered INTERNAL, never an unhandled rejection.
         Promise.resolve()
           .then(() => kind.handler(d.value, s.info))
-          .then(
-            (resp) => {
-              if (!call.done) call.reply(encode(resp));
-            },
-            (e: unknown) => call.finish(toStatus(tracker.failure(path, e))),
-          );
+          .then((resp) => {
+            if (!call.done) call.reply(encode(resp));
+          })
+          .catch((e: unknown) => call.finish(toStatus(tracker.failure(path, e))));
         return;
       }
       const send = (resp: object): void => {

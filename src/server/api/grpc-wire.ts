@@ -107,11 +107,21 @@ const TIMEOUT_UNIT_MS: Readonly<Record<string, number>> = {
   n: 1e-6,
 };
 
-/** A `grpc-timeout` value (1–8 digits and a unit) in ms, or undefined when malformed. */
+/**
+ * The longest deadline a timer can carry (Node clamps longer setTimeout delays to 1 ms); longer
+ * `grpc-timeout` values (grpc-go sends 30 days as `2592000S`) mean no deadline in practice.
+ */
+export const GRPC_TIMEOUT_MAX_MS = 2 ** 31 - 1;
+
+/**
+ * A `grpc-timeout` value (1–8 digits and a unit) in ms; undefined when malformed or longer than
+ * GRPC_TIMEOUT_MAX_MS (treated as no deadline).
+ */
 export function parseGrpcTimeout(value: string): number | undefined {
   const m = /^(\d{1,8})([HMSmun])$/.exec(value);
   if (m === null) return undefined;
-  return Number(m[1]) * (TIMEOUT_UNIT_MS[m[2] as string] as number);
+  const ms = Number(m[1]) * (TIMEOUT_UNIT_MS[m[2] as string] as number);
+  return ms > GRPC_TIMEOUT_MAX_MS ? undefined : ms;
 }
 
 /** `grpc-message`: UTF-8, with '%' and bytes outside 0x20–0x7E percent-encoded. */
