@@ -5,7 +5,6 @@
 // timeline on stderr. Exit 0 when the fenced store accepted no stale write (and refused some)
 // and the unfenced one accepted some; 1 otherwise; 2 for bad usage.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -15,6 +14,7 @@ import {
   runSplitBrain,
   type SplitBrainReport,
 } from '../demo/split-brain.js';
+import { freePorts } from '../bench/launcher/ports.js';
 import { Timeline } from '../demo/timeline.js';
 import { integer } from './args.js';
 import {
@@ -39,29 +39,6 @@ interface SplitBrainFlags {
 const healthyTimeoutMs = 30_000;
 /** Attempts with fresh ports when a port was taken between our probe and a member's bind. */
 const clusterAttemptsMax = 3;
-
-/** `count` distinct ports that were free on 127.0.0.1 a moment ago (all probed at once). */
-async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      servers.push(
-        await new Promise<Server>((resolve, reject) => {
-          const s = createServer();
-          s.once('error', reject);
-          s.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => resolve(s));
-        }),
-      );
-    }
-    return servers.map((s) => {
-      const a = s.address();
-      if (a === null || typeof a === 'string') throw new Error('no TCP address');
-      return a.port;
-    });
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  }
-}
 
 /** Start a throwaway cluster in `dir` and wait for a leader; on failure, nothing is left running. */
 async function startThrowawayCluster(dir: string, t: Timeline): Promise<LocalClusterState> {

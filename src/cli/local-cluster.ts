@@ -1,7 +1,7 @@
 // A local cluster of `tenure start` child processes, as `tenure up` runs it: etcd's local-cluster
 // ports (clients 2379, 22379, 32379; peers 2380, 22380, 32380), data and logs under one
 // directory, and a state file naming the PIDs so that `tenure down` (or a later `up`) finds them.
-import { MEMBER_NODE_ARGS } from '../server/member-node-args.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../server/member-launch.js';
 import { spawn } from 'node:child_process';
 import {
   closeSync,
@@ -118,29 +118,7 @@ export async function startCluster(
     const out = openSync(m.logFile, 'a');
     const child = spawn(
       process.execPath,
-      [
-        ...MEMBER_NODE_ARGS,
-        binPath,
-        'start',
-        '--name',
-        m.name,
-        '--data-dir',
-        m.dataDir,
-        '--listen-client-urls',
-        m.clientUrl,
-        '--advertise-client-urls',
-        m.clientUrl,
-        '--listen-peer-urls',
-        m.peerUrl,
-        '--initial-advertise-peer-urls',
-        m.peerUrl,
-        '--initial-cluster',
-        initialCluster,
-        '--initial-cluster-state',
-        'new',
-        '--initial-cluster-token',
-        'tenure-local',
-      ],
+      [...MEMBER_NODE_ARGS, binPath, 'start', ...newMemberFlags(m, initialCluster, 'tenure-local')],
       { stdio: ['ignore', out, out], detached },
     );
     closeSync(out);

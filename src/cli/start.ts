@@ -2,7 +2,13 @@
 // SIGTERM and SIGINT stop it gracefully (client connections drained, peers closed, data synced).
 import type { Command } from 'commander';
 import pino from 'pino';
-import { ConfigError, resolveStartOptions, type StartFlags } from '../server/config.js';
+import {
+  ConfigError,
+  DEFAULT_MAX_REQUEST_BYTES,
+  NODE_DEFAULTS,
+  resolveStartOptions,
+  type StartFlags,
+} from '../server/config.js';
 import { DiskFailure } from '../server/file-disk.js';
 
 export function registerStart(program: Command): void {
@@ -18,10 +24,26 @@ export function registerStart(program: Command): void {
     .option('--initial-cluster <list>', 'name=peerURL,... of every initial member')
     .option('--initial-cluster-state <state>', "'new' or 'existing'", 'new')
     .option('--initial-cluster-token <token>', 'separates clusters started from the same list')
-    .option('--heartbeat-interval <ms>', 'Raft heartbeat interval in ms', '100')
-    .option('--election-timeout <ms>', 'Raft election timeout in ms', '1000')
-    .option('--snapshot-count <n>', 'applied entries between snapshots', '100000')
-    .option('--max-request-bytes <n>', 'largest client request accepted', '1572864')
+    .option(
+      '--heartbeat-interval <ms>',
+      'Raft heartbeat interval in ms',
+      String(NODE_DEFAULTS.heartbeatMs),
+    )
+    .option(
+      '--election-timeout <ms>',
+      'Raft election timeout in ms',
+      String(NODE_DEFAULTS.electionMs),
+    )
+    .option(
+      '--snapshot-count <n>',
+      'applied entries between snapshots',
+      String(NODE_DEFAULTS.snapshotCount),
+    )
+    .option(
+      '--max-request-bytes <n>',
+      'largest client request accepted',
+      String(DEFAULT_MAX_REQUEST_BYTES),
+    )
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(async (flags: StartFlags) => {
       let opts;

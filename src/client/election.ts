@@ -36,7 +36,7 @@ import {
   enqueue,
   expirySignal,
   fencedDelete,
-  idempotent,
+  fencedPut,
   register,
   unregister,
   untilValid,
@@ -236,14 +236,8 @@ export class Election {
   }
 
   async #put(ctx: QueueContext, entry: Entry, value: Buffer, signal: AbortSignal): Promise<void> {
-    const r = await idempotent(signal, () =>
-      ctx.client.kv
-        .txn()
-        .if(compare.createRevision(entry.key, '=', entry.token))
-        .then(op.put(entry.key, value, { lease: entry.leaseId }))
-        .commit({ signal }),
-    );
-    if (!r.succeeded) throw new RecipeError('NOT_LEADER', `${entry.key}: no longer a candidate`);
+    if (!(await fencedPut(ctx, entry, value, { signal })))
+      throw new RecipeError('NOT_LEADER', `${entry.key}: no longer a candidate`);
   }
 
   async #hint(
@@ -344,15 +338,8 @@ export class Leadership implements AsyncDisposable {
   async proclaim(value: Bytes, options: CallOptions = {}): Promise<void> {
     if (this.#resigning !== undefined) throw new RecipeError('RESIGNED', `${this.key}: resigned`);
     const val = toBuffer(value);
-    const signal = options.signal ?? new AbortController().signal;
-    const r = await idempotent(signal, () =>
-      this.#ctx.client.kv
-        .txn()
-        .if(this.isLeader())
-        .then(op.put(this.key, val, { lease: this.leaseId }))
-        .commit(options),
-    );
-    if (!r.succeeded) throw new RecipeError('NOT_LEADER', `${this.key}: no longer leader`);
+    if (!(await fencedPut(this.#ctx, this.#entry, val, options)))
+      throw new RecipeError('NOT_LEADER', `${this.key}: no longer leader`);
     this.#value = val;
   }
 

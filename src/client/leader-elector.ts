@@ -166,8 +166,8 @@ export class LeaderElector implements AsyncDisposable {
    * Idempotent.
    */
   async stop(): Promise<void> {
+    // Aborting #stop also ends a term in progress at once (its listener in #term).
     this.#stop.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
-    this.#leadership?.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
     await this.#loop;
     await this.#observer?.close();
     await this.#observing;

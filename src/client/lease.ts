@@ -6,6 +6,7 @@
 //
 // For a lease whose loss must be noticed *before* the server may have expired it, use a Session
 // (session.ts), which measures from the moment a renewal was sent, not answered.
+import { linkAbort } from './recipe-signal.js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { sleep, type CallOptions } from './call-options.js';
 import { decodeHeader, int64, type ResponseHeader, type WireObject } from './codec.js';
@@ -184,9 +185,9 @@ export class LeaseKeepAlive implements AsyncIterable<KeepAliveResult>, AsyncDisp
   constructor(lease: Lease, id: bigint, signal: AbortSignal | undefined) {
     this.#lease = lease;
     this.id = id;
-    if (signal?.aborted) this.#stop.abort(signal.reason);
-    signal?.addEventListener('abort', () => this.#stop.abort(signal.reason), { once: true });
-    this.#done = this.#run();
+    // Linked for the handle's life only: a long-lived caller signal must not collect listeners.
+    const unlink = signal === undefined ? () => undefined : linkAbort(signal, this.#stop);
+    this.#done = this.#run().finally(unlink);
   }
 
   async #run(): Promise<void> {

@@ -53,11 +53,9 @@ export function handOffHintKey(name: string): string {
  * Fencing tokens are create revisions: a later holder of the same name always has a larger one,
  * because its key was created after the earlier holder's key (the queue is FIFO by creation, and
  * a holder's key is the first-created under the prefix). A resource accepts a token only if it is
- * at least the largest it has seen.
+ * at least the largest it has seen (the fence's rule, src/core/base/fencing-rule.ts).
  */
-export function tokenAdmits(highWaterMark: bigint | undefined, token: bigint): boolean {
-  return highWaterMark === undefined || token >= highWaterMark;
-}
+export { admits as tokenAdmits } from '../core/base/fencing-rule.js';
 
 /** What a waiter knows about the deletion that made it the head of the queue. */
 export interface PredecessorGone {

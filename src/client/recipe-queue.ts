@@ -19,7 +19,6 @@
 //               failed" means already gone, which is success for an idempotent release.
 import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
-import type { KeyValue } from './codec.js';
 import {
   CompactedError,
   SessionExpiredError,
@@ -394,6 +393,27 @@ export async function fencedDelete(
   return r.succeeded;
 }
 
+/**
+ * Put `value` on the own key (keeping its lease) only if it is still this entry (create
+ * revision). True if this call's Txn wrote it; false if the key is gone or is another entry's.
+ */
+export async function fencedPut(
+  ctx: QueueContext,
+  entry: Entry,
+  value: Buffer,
+  options: CallOptions,
+): Promise<boolean> {
+  const signal = options.signal ?? new AbortController().signal;
+  const r = await idempotent(signal, () =>
+    ctx.client.kv
+      .txn()
+      .if(compare.createRevision(entry.key, '=', entry.token))
+      .then(op.put(entry.key, value, { lease: entry.leaseId }))
+      .commit(options),
+  );
+  return r.succeeded;
+}
+
 /** Best-effort removal of a contender key after a failed or cancelled wait (etcd #21128). */
 export async function cleanup(ctx: QueueContext, entry: Entry): Promise<void> {
   await fencedDelete(ctx, entry, [], { timeoutMs: cleanupTimeoutMs }).catch(() => false);
@@ -460,20 +480,6 @@ export function expirySignal(session: Session): { signal: AbortSignal; dispose()
   if (session.phase === 'expired') on();
   else session.once('expired', on);
   return { signal: c.signal, dispose: () => session.off('expired', on) };
-}
-
-/** `name/` contenders in queue order (for hand-off and observers). */
-export async function contenders(
-  ctx: QueueContext,
-  signal: AbortSignal,
-): Promise<readonly KeyValue[]> {
-  const r = await ctx.client.kv.range(queuePrefix(ctx.name), {
-    prefix: true,
-    sortTarget: 'create',
-    sortOrder: 'ascend',
-    signal,
-  });
-  return r.kvs;
 }
 
 /**

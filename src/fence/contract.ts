@@ -14,7 +14,8 @@
 //
 // A scope is whatever the caller protects with one token sequence: a table, a row range, a file,
 // a tenant. Scopes are independent; pick one per lock name, not one per process.
-import { InvalidScopeError, InvalidTokenError } from './errors.js';
+import { admits } from '../core/base/fencing-rule.js';
+import { InvalidScopeError, InvalidTokenError, StaleTokenError } from './errors.js';
 
 /**
  * A resource that admits writes by fencing token. `Tx` is what the effect gets to act through:
@@ -52,8 +53,11 @@ export const scopeBytesMax = 512;
 export const tokenDigitsMax = tokenMax.toString().length;
 
 /** The fence's one rule: a token is admitted if nothing higher was accepted before it. */
-export function admits(highWaterMark: bigint | undefined, token: bigint): boolean {
-  return highWaterMark === undefined || token >= highWaterMark;
+export { admits };
+
+/** Throw StaleTokenError unless `token` is admitted by the scope's current mark. */
+export function assertAdmitted(scope: string, token: bigint, mark: bigint | undefined): void {
+  if (!admits(mark, token)) throw new StaleTokenError(scope, token, mark ?? 0n);
 }
 
 /** Throw InvalidTokenError unless `token` is a bigint in [0, tokenMax]. */

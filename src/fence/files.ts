@@ -22,14 +22,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import {
-  admits,
+  assertAdmitted,
   checkScope,
   checkToken,
   parseToken,
   type Fence,
   type FenceCallOptions,
 } from './contract.js';
-import { FenceError, InvalidScopeError, StaleTokenError } from './errors.js';
+import { FenceError, InvalidScopeError } from './errors.js';
 import { KeyedMutex } from './mutex.js';
 
 /** What a fenced effect writes through; valid only until the effect settles. */
@@ -84,7 +84,7 @@ export class FileFence implements Fence<FencedFiles> {
       scope,
       async () => {
         const mark = await this.#readMark(scope);
-        if (!admits(mark, token)) throw new StaleTokenError(scope, token, mark ?? 0n);
+        assertAdmitted(scope, token, mark);
         if (mark !== token) await writeDurably(this.#marks, markFileName(scope), `${token}\n`);
         let live = true;
         const guard = (): void => {

@@ -18,7 +18,7 @@
 // No framework is imported, not even for types: the adapters are written against the shapes of
 // node:http, Express and Fastify objects, so `tenure/fence` loads without either installed.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { checkScope, parseToken, type Fence } from './contract.js';
+import { admits, checkScope, parseToken, type Fence } from './contract.js';
 import { FenceError, StaleTokenError } from './errors.js';
 
 /** The request header that carries the token (HTTP header names are case-insensitive). */
@@ -136,11 +136,11 @@ export function httpFencing<Tx>(options: HttpFencingOptions<Tx>): HttpFencing<Tx
       return badRequest('invalid_fencing_token', e.message, e.code);
     }
     const mark = await options.fence.current(scope);
-    if (mark !== undefined && token < mark) {
+    if (!admits(mark, token)) {
       return {
         kind: 'reject',
         status: 409,
-        body: staleBody(new StaleTokenError(scope, token, mark)),
+        body: staleBody(new StaleTokenError(scope, token, mark ?? 0n)),
       };
     }
     const fence = options.fence;

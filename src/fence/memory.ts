@@ -1,8 +1,13 @@
 // The in-memory fence: the contract in its simplest form, for tests, examples and resources that
 // live inside one process (a cache, an in-process queue). Marks are lost when the process exits,
 // so it protects nothing across restarts.
-import { admits, checkScope, checkToken, type Fence, type FenceCallOptions } from './contract.js';
-import { StaleTokenError } from './errors.js';
+import {
+  assertAdmitted,
+  checkScope,
+  checkToken,
+  type Fence,
+  type FenceCallOptions,
+} from './contract.js';
 import { KeyedMutex } from './mutex.js';
 
 /** What a memory-fenced effect is told: the scope and token it runs under. */
@@ -28,7 +33,7 @@ export class MemoryFence implements Fence<MemoryFenceTx> {
       scope,
       async () => {
         const mark = this.#marks.get(scope);
-        if (!admits(mark, token)) throw new StaleTokenError(scope, token, mark ?? 0n);
+        assertAdmitted(scope, token, mark);
         // Raise the mark before the effect, not after: an effect that fails half-way may already
         // have changed something, and from then on no lower token may act. The writer itself can
         // still retry, since an equal token is admitted.

@@ -2,22 +2,26 @@
 // habits carry over (etcd's `etcd --help`). Unlike etcd, the default addresses are 127.0.0.1,
 // never localhost (which may resolve to ::1) or all interfaces.
 import { join } from 'node:path';
-import type { InitialMember } from './node.js';
+import type { InitialMember, NodeConfig } from './node.js';
 import { NODE_DEFAULTS } from './node.js';
+import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 
-export interface StartOptions {
-  readonly name: string;
-  readonly dataDir: string;
+/** The node's own settings (NodeConfig), plus what only the command line and the API need. */
+export interface StartOptions extends Pick<
+  NodeConfig,
+  | 'name'
+  | 'dataDir'
+  | 'advertiseClientUrls'
+  | 'initialCluster'
+  | 'initialClusterState'
+  | 'initialClusterToken'
+  | 'heartbeatMs'
+  | 'electionMs'
+  | 'snapshotCount'
+> {
   readonly listenClientUrls: readonly string[];
-  readonly advertiseClientUrls: readonly string[];
   readonly listenPeerUrls: readonly string[];
   readonly initialAdvertisePeerUrls: readonly string[];
-  readonly initialCluster: readonly InitialMember[];
-  readonly initialClusterState: 'new' | 'existing';
-  readonly initialClusterToken: string;
-  readonly heartbeatMs: number;
-  readonly electionMs: number;
-  readonly snapshotCount: number;
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -45,7 +49,9 @@ export class ConfigError extends Error {
   readonly code = 'BAD_CONFIG';
 }
 
-export const DEFAULT_MAX_REQUEST_BYTES = 1_572_864;
+export { NODE_DEFAULTS };
+
+export const DEFAULT_MAX_REQUEST_BYTES = DEFAULT_ETCD_LIMITS.requestBytesMax;
 
 function urlList(flag: string, value: string): string[] {
   const urls = value

@@ -108,7 +108,8 @@ interface AppliedWaiter {
   readonly resolve: () => void;
 }
 
-function urlAddress(url: string): PeerAddress {
+/** Host and port of an http:// URL, as the peer transport wants them. */
+export function urlAddress(url: string): PeerAddress {
   const u = new URL(url);
   return { host: u.hostname, port: Number(u.port) };
 }
@@ -734,11 +735,17 @@ export class EtcdNode implements KvBackend {
     }
   }
 
+  /** Runs for every applied entry: one pass over the waiters, and none while nobody waits. */
   private onApplied(index: LogIndex): void {
     if (this.appliedWaiters.length === 0) return;
-    const ready = this.appliedWaiters.filter((w) => w.index <= index);
-    if (ready.length === 0) return;
-    this.appliedWaiters = this.appliedWaiters.filter((w) => w.index > index);
+    let ready: AppliedWaiter[] | undefined;
+    let keep = 0;
+    for (const w of this.appliedWaiters) {
+      if (w.index <= index) (ready ??= []).push(w);
+      else this.appliedWaiters[keep++] = w;
+    }
+    if (ready === undefined) return;
+    this.appliedWaiters.length = keep;
     for (const w of ready) w.resolve();
   }
 

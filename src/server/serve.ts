@@ -1,8 +1,7 @@
 // A whole member: the node (Raft, disk, peers) and the client API on its client URLs, with one
 // stop for both. What `tenure start` runs, and what in-process tests can run too.
-import { mkdirSync } from 'node:fs';
 import type { StartOptions } from './config.js';
-import { EtcdNode, NODE_DEFAULTS, type NodeLogger } from './node.js';
+import { EtcdNode, NODE_DEFAULTS, urlAddress, type NodeLogger } from './node.js';
 import { startClientApi } from './api/client-listener.js';
 
 export interface RunningMember {
@@ -13,12 +12,11 @@ export interface RunningMember {
 }
 
 export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<RunningMember> {
-  mkdirSync(opts.dataDir, { recursive: true });
-  const listenPeer = new URL(opts.listenPeerUrls[0] as string);
+  // The node creates the data dir.
   const node = await EtcdNode.start({
     name: opts.name,
     dataDir: opts.dataDir,
-    listenPeer: { host: listenPeer.hostname, port: Number(listenPeer.port) },
+    listenPeer: urlAddress(opts.listenPeerUrls[0] as string),
     advertiseClientUrls: opts.advertiseClientUrls,
     initialCluster: opts.initialCluster,
     initialClusterState: opts.initialClusterState,

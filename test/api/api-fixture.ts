@@ -6,7 +6,7 @@ import type { ClientApi, ClientApiOptions } from '../../src/server/api/client-li
 import { startClientApi } from '../../src/server/api/client-listener.js';
 import type { Logger } from '../../src/server/api/log.js';
 import { MemoryBackend } from '../../src/server/api/memory-backend.js';
-import { packageDefinition } from '../../src/server/api/protos.js';
+import { serviceDefinition } from '../../src/server/api/protos.js';
 
 /** A MemoryBackend whose leadership a test can take away and give back. */
 export class LeaderSwitchBackend extends MemoryBackend {
@@ -90,9 +90,7 @@ function method(path: string): {
   responseDeserialize: (b: Buffer) => Obj;
 } {
   const [, service = '', name = ''] = path.split('/');
-  const def = packageDefinition()[service];
-  if (def === undefined || 'format' in def) throw new Error(`no service ${service}`);
-  const m = def[name];
+  const m = serviceDefinition(service)[name];
   if (m === undefined) throw new Error(`no method ${path}`);
   return {
     path: m.path,

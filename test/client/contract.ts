@@ -1,6 +1,7 @@
 // The SDK contract suite (STYLE.md rule 11): the same tests against a 3-member tenure cluster and a
 // 3-member etcd 3.4 cluster (test/cluster/cluster.ts). The member-killing test runs last; every
 // process is stopped by PID in `after`.
+import { eventuallyTrue as eventually } from '../compat/support.js';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
@@ -22,15 +23,6 @@ import {
 import { startCluster, type BackendKind, type Cluster } from '../cluster/cluster.js';
 
 const s = (b: Buffer | undefined): string | undefined => b?.toString();
-
-/** Poll `check` until it is true, or fail after `timeoutMs` (for "eventually", not for speed). */
-async function eventually(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A lease transport whose renewals can be made to fail, like a partition of this client alone. */
 class BlockableTransport implements SessionTransport {

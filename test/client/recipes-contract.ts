@@ -3,6 +3,7 @@
 // recipes-tenure.test.ts). Every process started here (cluster members, etcdctl, child holders
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
+import { eventuallyTrue as eventually } from '../compat/support.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -28,15 +29,6 @@ import {
   type BackendKind,
   type Cluster,
 } from '../cluster/cluster.js';
-
-/** Poll `check` until true, or fail after `timeoutMs` (for "eventually", not for speed). */
-async function eventually(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -583,8 +575,7 @@ export function recipesContract(kind: BackendKind): void {
       t.diagnostic(
         `${kind}: elector failover after kill -9: ${failoverMs.toFixed(0)} ms (TTL ${ttlSeconds} s)`,
       );
-      // Generous: TTL + a renewal interval + etcd's expiry scan, with lots of slack for CI.
-      assert.ok(failoverMs < ttlSeconds * 1000 * 5 + 5_000);
+      // The time is reported, not asserted (tests never assert speed); `eventually` bounds a hang.
       assert.ok((token ?? 0n) > BigInt(leading.token as string));
     } finally {
       await child.stop();

@@ -4,7 +4,7 @@
 //
 //   const cluster = await startCluster({ kind: 'etcd', size: 3 });
 //   try { ... cluster.endpoints ... } finally { await cluster.stop(); }
-import { MEMBER_NODE_ARGS } from '../../src/server/member-node-args.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/server/member-launch.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -322,17 +322,7 @@ function memberArgs(
   initialCluster: string,
   token: string,
 ): string[] {
-  const args = [
-    `--name=${m.name}`,
-    `--data-dir=${m.dataDir}`,
-    `--listen-client-urls=${m.clientUrl}`,
-    `--advertise-client-urls=${m.clientUrl}`,
-    `--listen-peer-urls=${m.peerUrl}`,
-    `--initial-advertise-peer-urls=${m.peerUrl}`,
-    `--initial-cluster=${initialCluster}`,
-    '--initial-cluster-state=new',
-    `--initial-cluster-token=${token}`,
-  ];
+  const args = newMemberFlags(m, initialCluster, token);
   const heartbeat = options.heartbeatIntervalMs;
   const election = options.electionTimeoutMs;
   if (options.kind === 'etcd') {

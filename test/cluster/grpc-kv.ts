@@ -1,19 +1,9 @@
 // A minimal raw gRPC client of the etcd v3 KV and Maintenance services, on tenure's own protos,
 // for tests that need to know exactly which writes were acknowledged (no client-side retries).
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { join } from 'node:path';
-import { repoRoot } from '../helpers.js';
+import { packageDefinition } from '../../src/server/api/protos.js';
 
-const protoDir = join(repoRoot(), 'proto');
-const def = protoLoader.loadSync(['etcdserverpb/rpc.proto'], {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-  includeDirs: [protoDir],
-});
+const def = packageDefinition();
 type Ctor = new (addr: string, creds: grpc.ChannelCredentials) => grpc.Client;
 const pkg = grpc.loadPackageDefinition(def) as unknown as {
   etcdserverpb: { KV: Ctor; Maintenance: Ctor };

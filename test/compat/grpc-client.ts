@@ -1,29 +1,11 @@
 // A raw etcd v3 gRPC client over tenure's own .proto files (proto/), for the differential script:
 // unary calls that resolve to a response or a gRPC status, and bidi streams read with predicates.
-import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { repoRoot } from '../helpers.js';
-
-const protoFiles = ['etcdserverpb/rpc.proto', 'mvccpb/kv.proto'];
-
-/** The same loader options as test/proto/proto.test.ts: proto names, longs as strings, enums by name. */
-const loaderOptions: protoLoader.Options = {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-  includeDirs: [join(repoRoot(), 'proto')],
-};
-
-let definition: protoLoader.PackageDefinition | undefined;
+import type * as protoLoader from '@grpc/proto-loader';
+import { serviceDefinition } from '../../src/server/api/protos.js';
 
 function method(service: string, name: string): protoLoader.MethodDefinition<object, object> {
-  definition ??= protoLoader.loadSync(protoFiles, loaderOptions);
-  const def = definition[`etcdserverpb.${service}`];
-  if (def === undefined || 'format' in def) throw new Error(`no service etcdserverpb.${service}`);
-  const m = def[name];
+  const m = serviceDefinition(`etcdserverpb.${service}`)[name];
   if (m === undefined) throw new Error(`no method ${service}.${name}`);
   return m;
 }

@@ -23,6 +23,15 @@ export async function eventually<T>(
   }
 }
 
+/** `eventually` for a synchronous condition: poll `check` until it is true. */
+export async function eventuallyTrue(
+  what: string,
+  check: () => boolean,
+  timeoutMs: number = eventuallyMsDefault,
+): Promise<void> {
+  await eventually(what, () => Promise.resolve(check() ? true : undefined), timeoutMs);
+}
+
 /**
  * JSON.parse that keeps integers of 16 or more digits as decimal strings, so cluster, member and
  * lease IDs (uint64/int64) survive; etcdctl prints them as bare JSON numbers.

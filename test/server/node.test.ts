@@ -4,7 +4,7 @@
 // its data dir has every write, and MemberList shows the published client URLs.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePorts } from '../../src/bench/launcher/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -21,22 +21,11 @@ function offsetClock(offsetMs: number): Clock {
 
 const quiet: NodeLogger = { info: () => {}, warn: () => {}, error: () => {} };
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 const root = mkdtempSync(join(tmpdir(), 'tenure-node-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 async function configs(n: number): Promise<NodeConfig[]> {
-  const ports = await Promise.all(Array.from({ length: n }, () => freePort()));
+  const ports = await freePorts(n);
   const initialCluster = ports.map((p, i) => ({
     name: `n${i + 1}`,
     peerUrls: [`http://127.0.0.1:${p}`],

@@ -3,7 +3,7 @@
 // both, and every process stopped by its PID. Member output goes to a log file per member in the
 // cluster's temporary directory (not through a pipe, so the bench process pays nothing for it);
 // its tail is quoted when a member fails.
-import { MEMBER_NODE_ARGS } from '../../server/member-node-args.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../server/member-launch.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
@@ -214,15 +214,7 @@ function memberArgs(
   token: string,
 ): string[] {
   const args = [
-    `--name=${m.name}`,
-    `--data-dir=${m.dataDir}`,
-    `--listen-client-urls=${m.clientUrl}`,
-    `--advertise-client-urls=${m.clientUrl}`,
-    `--listen-peer-urls=${m.peerUrl}`,
-    `--initial-advertise-peer-urls=${m.peerUrl}`,
-    `--initial-cluster=${initialCluster}`,
-    '--initial-cluster-state=new',
-    `--initial-cluster-token=${token}`,
+    ...newMemberFlags(m, initialCluster, token),
     `--heartbeat-interval=${heartbeatIntervalMs}`,
     `--election-timeout=${electionTimeoutMs}`,
   ];

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { connect, LeaderElector, type RecipeTraceEvent } from '../../client/index.js';
 import { electionGiveUpTtls } from '../config.js';
 import { exited, running, stopProcess, track } from '../launcher/processes.js';
-import type { Measurement, Workload, WorkloadContext } from './workload.js';
+import { sampledWorkload } from './samples.js';
+import type { Workload, WorkloadContext } from './workload.js';
 
 const childScript = fileURLToPath(new URL('../elector-child.js', import.meta.url));
 /** How long the child may take to start and lead, in ms. */
@@ -99,26 +100,8 @@ export const electionFailover: Workload = {
   latencyName: 'failover time',
   cpuPerOp: false,
   prepare(ctx) {
-    const measure = async (): Promise<Measurement> => {
-      const samplesMs: number[] = [];
-      let errors = 0;
-      const started = performance.now();
-      for (let s = 0; s < ctx.sizes.electionSamples; s++) {
-        try {
-          samplesMs.push(await oneElection(ctx, s));
-        } catch (e) {
-          errors++;
-          process.emitWarning(`election failover sample ${s}: ${String(e)}`);
-        }
-      }
-      return {
-        ops: samplesMs.length,
-        errors,
-        durationMs: performance.now() - started,
-        opsPerSec: null,
-        latenciesMs: samplesMs,
-      };
-    };
-    return Promise.resolve({ measure, cleanup: () => Promise.resolve() });
+    return sampledWorkload('election failover', ctx.sizes.electionSamples, (s) =>
+      oneElection(ctx, s),
+    );
   },
 };

@@ -15,7 +15,8 @@ import {
 import { bareClient } from '../etcd3-clients.js';
 import { leaderIndex, statuses } from '../leader.js';
 import { key, randomValue } from './keys.js';
-import type { Measurement, Workload, WorkloadContext } from './workload.js';
+import { sampledWorkload } from './samples.js';
+import type { Workload, WorkloadContext } from './workload.js';
 
 /** A background writer: sequential puts through any endpoint, errors ignored, until stopped. */
 function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> {
@@ -93,28 +94,12 @@ export const leaderFailover: Workload = {
   latencyName: 'failover time',
   cpuPerOp: false,
   prepare(ctx) {
-    const measure = async (): Promise<Measurement> => {
-      const samplesMs: number[] = [];
-      let errors = 0;
-      const started = performance.now();
-      for (let s = 0; s < ctx.sizes.failoverSamples; s++) {
-        try {
-          samplesMs.push(await oneFailover(ctx, s));
-        } catch (e) {
-          errors++;
-          process.emitWarning(`leader failover sample ${s}: ${String(e)}`);
-          // Go on only with a healthy cluster; otherwise the run fails here.
-          await ctx.members.waitReady(readyTimeoutMs);
-        }
-      }
-      return {
-        ops: samplesMs.length,
-        errors,
-        durationMs: performance.now() - started,
-        opsPerSec: null,
-        latenciesMs: samplesMs,
-      };
-    };
-    return Promise.resolve({ measure, cleanup: () => Promise.resolve() });
+    // After a failed sample go on only with a healthy cluster; otherwise the run fails here.
+    return sampledWorkload(
+      'leader failover',
+      ctx.sizes.failoverSamples,
+      (s) => oneFailover(ctx, s),
+      () => ctx.members.waitReady(readyTimeoutMs),
+    );
   },
 };

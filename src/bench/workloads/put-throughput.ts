@@ -1,8 +1,6 @@
 // b. Put throughput: 64 puts in flight from one client, a random endpoint per call.
-import { inflight, workloadTimeCapMs } from '../config.js';
-import { poolClient } from '../etcd3-clients.js';
-import { closedLoop, runAll } from './closed-loop.js';
-import { key, randomValue } from './keys.js';
+import { inflight } from '../config.js';
+import { preparePuts } from './puts.js';
 import type { Workload } from './workload.js';
 
 export const putThroughput: Workload = {
@@ -11,28 +9,5 @@ export const putThroughput: Workload = {
   opName: 'put',
   latencyName: 'put latency',
   cpuPerOp: true,
-  async prepare(ctx) {
-    const client = poolClient(ctx.endpoints);
-    const value = randomValue();
-    await runAll(ctx.sizes.warmupOps, inflight, (i) =>
-      client
-        .put(key('b', ctx.tag, 9e9 + i))
-        .value(value)
-        .exec(),
-    );
-    return {
-      measure: () =>
-        closedLoop({
-          concurrency: inflight,
-          count: ctx.sizes.throughputPuts,
-          timeCapMs: workloadTimeCapMs,
-          op: (i) =>
-            client
-              .put(key('b', ctx.tag, i))
-              .value(value)
-              .exec(),
-        }),
-      cleanup: () => Promise.resolve(client.close()),
-    };
-  },
+  prepare: (ctx) => preparePuts(ctx, 'b', inflight, ctx.sizes.throughputPuts),
 };

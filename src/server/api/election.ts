@@ -25,23 +25,14 @@ import {
   toProtoHeader,
   toProtoKeyValue,
 } from './convert.js';
+import { createRevisionIs, deleteOp, firstCreated, putOp, queuePrefix } from './lock-keys.js';
 import {
-  createRevisionIs,
-  deleteOp,
-  firstCreated,
-  getOp,
-  putOp,
-  queuePrefix,
-  waiterKey,
-} from './lock-keys.js';
-import {
-  createRevisionOf,
   proposeTxn,
   rangeNow,
   rangeResultOf,
   sessionLease,
+  queueWaiter,
   throwIfAborted,
-  withdraw,
 } from './lock-session.js';
 import { waitForTurn } from './wait-deletes.js';
 import { MachineWatch } from './wait-watch.js';
@@ -99,31 +90,24 @@ export async function campaign(
   value: Uint8Array,
   signal: AbortSignal,
 ): Promise<Elected> {
-  throwIfAborted(signal);
-  const lease = await sessionLease(backend, requestedLease, signal);
-  const prefix = queuePrefix(name);
-  const key = waiterKey(prefix, lease);
-  // Without the signal: once proposed, the outcome must be known so the key can be withdrawn.
-  const txn = await proposeTxn(backend, {
-    compare: [createRevisionIs(key, 0)],
-    success: [putOp(key, value, lease)],
-    failure: [getOp({ key })],
-  });
-  const rev = txn.succeeded ? txn.header.revision : createRevisionOf(txn.responses[0]);
-  const leader: LeaderKey = { name, key, rev, lease };
-  try {
-    throwIfAborted(signal);
-    if (!txn.succeeded && !sameValue(txn.responses[0], value)) {
-      await proclaim(backend, leader, value, signal);
-    }
-    const outcome = await waitForTurn(backend, prefix, key, rev, signal);
-    if (outcome.type === 'lost') throw new ApiError(lostCandidacy(backend, lease));
-    throwIfAborted(signal); // a client that left would never learn it leads
-    return { header: txn.header, leader };
-  } catch (e) {
-    if (txn.succeeded) await withdraw(backend, key, rev);
-    throw e;
-  }
+  return queueWaiter(
+    backend,
+    name,
+    requestedLease,
+    value,
+    [],
+    signal,
+    async ({ lease, prefix, key, txn, rev }) => {
+      const leader: LeaderKey = { name, key, rev, lease };
+      if (!txn.succeeded && !sameValue(txn.responses[0], value)) {
+        await proclaim(backend, leader, value, signal);
+      }
+      const outcome = await waitForTurn(backend, prefix, key, rev, signal);
+      if (outcome.type === 'lost') throw new ApiError(lostCandidacy(backend, lease));
+      throwIfAborted(signal); // a client that left would never learn it leads
+      return { header: txn.header, leader };
+    },
+  );
 }
 
 /** Whether the existing key a campaign txn read back already holds `value`. */
@@ -134,7 +118,7 @@ function sameValue(op: ResponseOp | undefined, value: Uint8Array): boolean {
 
 /** Why a queued candidate's key is gone; see campaign(). */
 function lostCandidacy(backend: KvBackend, lease: LeaseId): EtcdError {
-  const leaseAlive = backend.machine.leaseLeases().leases.includes(lease);
+  const leaseAlive = backend.machine.leaseInfo(lease) !== undefined;
   return leaseAlive ? ERR_ELECTION_NOT_LEADER : ERR_LEASE_NOT_FOUND;
 }
 

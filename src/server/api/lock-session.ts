@@ -8,12 +8,13 @@ import type {
   LeaseId,
   RangeRequest,
   RangeResponse,
+  RequestOp,
   ResponseOp,
   TxnRequest,
   TxnResponse,
 } from '../../core/state/kv-types.js';
 import type { KvBackend } from './backend.js';
-import { createRevisionIs, deleteOp } from './lock-keys.js';
+import { createRevisionIs, deleteOp, getOp, putOp, queuePrefix, waiterKey } from './lock-keys.js';
 import { expectResult, expectValue } from './results.js';
 import { ApiError, statusOf } from './status.js';
 
@@ -110,5 +111,50 @@ export async function withdraw(backend: KvBackend, key: Uint8Array, rev: number)
     });
   } catch {
     // See above: best effort by design.
+  }
+}
+
+/** A waiter queued under `name/` on its session lease (queueWaiter). */
+export interface QueuedWaiter {
+  readonly lease: LeaseId;
+  readonly prefix: Uint8Array;
+  readonly key: Uint8Array;
+  readonly txn: TxnResponse;
+  /** The key's create revision: this txn's revision, or the existing key's. */
+  readonly rev: number;
+}
+
+/**
+ * The queueing step of Lock and Campaign (reference b.12, b.13): one Txn that puts the waiter key
+ * `name/<lease hex>` if it does not exist, else reads it back, each branch followed by `extra`
+ * (whose responses follow the key's own). Then `wait(q)` runs; if it fails and this call created
+ * the key, the key is withdrawn (#21128) before the error goes on.
+ */
+export async function queueWaiter<T>(
+  backend: KvBackend,
+  name: Uint8Array,
+  requestedLease: LeaseId,
+  value: Uint8Array,
+  extra: readonly RequestOp[],
+  signal: AbortSignal,
+  wait: (q: QueuedWaiter) => Promise<T>,
+): Promise<T> {
+  throwIfAborted(signal);
+  const lease = await sessionLease(backend, requestedLease, signal);
+  const prefix = queuePrefix(name);
+  const key = waiterKey(prefix, lease);
+  // Without the signal: once proposed, the outcome must be known so the key can be withdrawn.
+  const txn = await proposeTxn(backend, {
+    compare: [createRevisionIs(key, 0)],
+    success: [putOp(key, value, lease), ...extra],
+    failure: [getOp({ key }), ...extra],
+  });
+  const rev = txn.succeeded ? txn.header.revision : createRevisionOf(txn.responses[0]);
+  try {
+    throwIfAborted(signal);
+    return await wait({ lease, prefix, key, txn, rev });
+  } catch (e) {
+    if (txn.succeeded) await withdraw(backend, key, rev);
+    throw e;
   }
 }

@@ -11,23 +11,8 @@ import { EMPTY_BYTES } from '../../core/state/kv-types.js';
 import type { KvBackend } from './backend.js';
 import type { CallInfo, ServiceHandlers } from './convert.js';
 import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
-import {
-  createRevisionIs,
-  firstCreated,
-  getOp,
-  putOp,
-  queuePrefix,
-  waiterKey,
-} from './lock-keys.js';
-import {
-  createRevisionOf,
-  proposeDelete,
-  proposeTxn,
-  rangeResultOf,
-  sessionLease,
-  throwIfAborted,
-  withdraw,
-} from './lock-session.js';
+import { firstCreated, getOp, queuePrefix } from './lock-keys.js';
+import { proposeDelete, rangeResultOf, queueWaiter, throwIfAborted } from './lock-session.js';
 import { ApiError } from './status.js';
 import { waitForTurn } from './wait-deletes.js';
 
@@ -59,29 +44,23 @@ export async function lockMutex(
   requestedLease: LeaseId,
   signal: AbortSignal,
 ): Promise<LockGranted> {
-  throwIfAborted(signal);
-  const lease = await sessionLease(backend, requestedLease, signal);
-  const prefix = queuePrefix(name);
-  const key = waiterKey(prefix, lease);
-  // Without the signal: once proposed, the outcome must be known so the key can be withdrawn.
-  const txn = await proposeTxn(backend, {
-    compare: [createRevisionIs(key, 0)],
-    success: [putOp(key, EMPTY_BYTES, lease), getOp(firstCreated(prefix))],
-    failure: [getOp({ key }), getOp(firstCreated(prefix))],
-  });
-  const myRev = txn.succeeded ? txn.header.revision : createRevisionOf(txn.responses[0]);
-  const owner = rangeResultOf(txn.responses[1])[0];
-  try {
-    throwIfAborted(signal);
-    if (owner === undefined || owner.createRevision === myRev) return { header: txn.header, key };
-    const outcome = await waitForTurn(backend, prefix, key, myRev, signal);
-    if (outcome.type === 'lost') throw new ApiError(ERR_SESSION_EXPIRED);
-    throwIfAborted(signal); // a client that left would never learn it holds the lock
-    return { header: outcome.header, key };
-  } catch (e) {
-    if (txn.succeeded) await withdraw(backend, key, myRev);
-    throw e;
-  }
+  const owners = [getOp(firstCreated(queuePrefix(name)))];
+  return queueWaiter(
+    backend,
+    name,
+    requestedLease,
+    EMPTY_BYTES,
+    owners,
+    signal,
+    async ({ prefix, key, txn, rev }) => {
+      const owner = rangeResultOf(txn.responses[1])[0];
+      if (owner === undefined || owner.createRevision === rev) return { header: txn.header, key };
+      const outcome = await waitForTurn(backend, prefix, key, rev, signal);
+      if (outcome.type === 'lost') throw new ApiError(ERR_SESSION_EXPIRED);
+      throwIfAborted(signal); // a client that left would never learn it holds the lock
+      return { header: outcome.header, key };
+    },
+  );
 }
 
 /** Unlock is a plain, unfenced `Delete(key)` (reference b.12; etcd #22082 is about this). */

@@ -1,7 +1,7 @@
 // gRPC statuses of the client API. etcd's own errors (src/core/state/etcd-errors.ts) carry the
 // code and the exact text clients match on (reference b.2, "Errors"); the API edge adds the few
 // codes the core never produces (Unimplemented for the methods tenure does not serve, Internal
-// for bugs) and maps names to grpc-js status numbers.
+// for bugs) and maps names to gRPC status numbers (grpc-codes.ts).
 import { GrpcStatus } from './grpc-codes.js';
 import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
 import { isEtcdError } from '../../core/state/etcd-errors.js';
@@ -68,7 +68,7 @@ export function statusOf(e: unknown): ApiStatus | null {
   return isApiStatus(e) ? e : null;
 }
 
-/** The gRPC status of an etcd error: `code` is the grpc-js number, `details` the exact text. */
+/** The gRPC status of an etcd error: `code` is the gRPC number, `details` the exact text. */
 export function grpcStatusOf(e: EtcdError | ApiStatus): {
   readonly code: GrpcStatus;
   readonly details: string;
