@@ -373,13 +373,13 @@ export async function verifyHead(
 }
 
 /**
- * Delete the own key only if it is still this entry (create revision), with `extra` ops in the
- * same Txn. True if this call's Txn deleted it; false if it was already gone (or replaced).
+ * Run `ops` in one Txn only if the own key is still this entry (create revision), retried while
+ * the outcome is unknown (the Txn is idempotent). True if this call's Txn ran them.
  */
-export async function fencedDelete(
+async function fencedTxn(
   ctx: QueueContext,
   entry: Entry,
-  extra: readonly Op[],
+  ops: readonly Op[],
   options: CallOptions,
 ): Promise<boolean> {
   const signal = options.signal ?? new AbortController().signal;
@@ -387,31 +387,36 @@ export async function fencedDelete(
     ctx.client.kv
       .txn()
       .if(compare.createRevision(entry.key, '=', entry.token))
-      .then(op.delete(entry.key), ...extra)
+      .then(...ops)
       .commit(options),
   );
   return r.succeeded;
 }
 
 /**
- * Put `value` on the own key (keeping its lease) only if it is still this entry (create
- * revision). True if this call's Txn wrote it; false if the key is gone or is another entry's.
+ * Delete the own key only if it is still this entry, with `extra` ops in the same Txn. True if
+ * this call's Txn deleted it; false if it was already gone (or replaced).
  */
-export async function fencedPut(
+export function fencedDelete(
+  ctx: QueueContext,
+  entry: Entry,
+  extra: readonly Op[],
+  options: CallOptions,
+): Promise<boolean> {
+  return fencedTxn(ctx, entry, [op.delete(entry.key), ...extra], options);
+}
+
+/**
+ * Put `value` on the own key (keeping its lease) only if it is still this entry. True if this
+ * call's Txn wrote it; false if the key is gone or is another entry's.
+ */
+export function fencedPut(
   ctx: QueueContext,
   entry: Entry,
   value: Buffer,
   options: CallOptions,
 ): Promise<boolean> {
-  const signal = options.signal ?? new AbortController().signal;
-  const r = await idempotent(signal, () =>
-    ctx.client.kv
-      .txn()
-      .if(compare.createRevision(entry.key, '=', entry.token))
-      .then(op.put(entry.key, value, { lease: entry.leaseId }))
-      .commit(options),
-  );
-  return r.succeeded;
+  return fencedTxn(ctx, entry, [op.put(entry.key, value, { lease: entry.leaseId })], options);
 }
 
 /** Best-effort removal of a contender key after a failed or cancelled wait (etcd #21128). */
