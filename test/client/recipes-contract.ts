@@ -47,7 +47,7 @@ class NodeChild {
 
   constructor(script: string, args: readonly string[]) {
     const path = fileURLToPath(new URL(script, import.meta.url));
-    this.#child = spawn(process.execPath, [path, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.#child = spawn(process.execPath, [path, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.#child.stdout?.on('data', (b: Buffer) => {
       const parts = (this.#partial + b.toString()).split('\n');
       this.#partial = parts.pop() ?? '';
@@ -73,10 +73,21 @@ class NodeChild {
       const l = this.lines.find((x) => x.type === type);
       if (l !== undefined) return l;
       if (!this.running || Date.now() > end) {
-        assert.fail(`child ${this.pid} gave no "${type}" line; stderr:\n${this.#stderr}`);
+        const how = this.running
+          ? `still running after ${timeoutMs} ms`
+          : `exited (code ${this.#child.exitCode}, signal ${this.#child.signalCode})`;
+        assert.fail(
+          `child ${this.pid} gave no "${type}" line, ${how}; its lines: ` +
+            `${JSON.stringify(this.lines)}; stderr:\n${this.#stderr}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 10));
     }
+  }
+
+  /** Write one line to the child's stdin. */
+  send(line: string): void {
+    this.#child.stdin?.write(`${line}\n`);
   }
 
   signal(signal: NodeJS.Signals): void {
@@ -221,17 +232,32 @@ export function recipesContract(kind: BackendKind): void {
 
   test(`${kind}: a paused holder loses the lock; on resume its first check sees it`, async (t) => {
     const name = 'pause/lock';
-    const child = new NodeChild('./lock-holder-child.js', [endpoints(), name, '2']);
+    // The child counts a clock jump of pauseMsMin as the pause; the test keeps it stopped for
+    // pauseMsHeld at least, however fast the hand-off, so the jump it sees is always over the
+    // threshold. This is a precondition held, not a duration asserted.
+    const pauseMsMin = 1_000;
+    const pauseMsHeld = 2 * pauseMsMin;
+    const child = new NodeChild('./lock-holder-child.js', [
+      endpoints(),
+      name,
+      '2',
+      `${pauseMsMin}`,
+    ]);
     const session = await client.session({ ttlSeconds: 10 });
     try {
       const granted = await child.waitFor('granted');
       const childToken = BigInt(granted.token as string);
+      child.send('arm');
+      await child.waitFor('armed');
+      const stoppedAtMs = performance.now();
       child.signal('SIGSTOP');
       const grant = await new Lock(client, session, name).acquire({ timeoutMs: 30_000 });
       assert.ok(grant.token > childToken, 'the next holder has a larger token');
+      const heldMs = pauseMsHeld - (performance.now() - stoppedAtMs);
+      if (heldMs > 0) await new Promise((r) => setTimeout(r, heldMs));
       child.signal('SIGCONT');
       const resumed = await child.waitFor('resumed');
-      t.diagnostic(`${kind}: paused holder report ${JSON.stringify(resumed)}`);
+      t.diagnostic(`${kind}: paused holder lines ${JSON.stringify(child.lines)}`);
       assert.equal(resumed.aborted, true, 'signal.aborted reports the loss at once');
       assert.equal(resumed.valid, false, 'session.valid() reports the loss at once');
       const released = await child.waitFor('released');
