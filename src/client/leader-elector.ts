@@ -37,6 +37,7 @@
 // decides; the hint lease expires regardless.
 import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
+import { ClientClosedError } from './errors.js';
 import { Election, type LeaderInfo, type Leadership, type LeaderObserver } from './election.js';
 import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
 import { RecipeError, type RecipeTrace } from './recipe-queue.js';
@@ -216,6 +217,8 @@ export class LeaderElector implements AsyncDisposable {
           failed = true;
           o.onError?.(e);
         }
+        // A closed client never answers again: stop campaigning rather than retry forever.
+        if (e instanceof ClientClosedError) this.#stop.abort(e);
       } finally {
         await session?.close({ timeoutMs: sessionCloseTimeoutMs }).catch(() => undefined);
       }

@@ -11,7 +11,13 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { sleep, type CallOptions } from './call-options.js';
 import { decodeHeader, int64, type ResponseHeader, type WireObject } from './codec.js';
 import type { Connection } from './connection.js';
-import { EtcdError, LeaseNotFoundError, UnavailableError, grpcFailure } from './errors.js';
+import {
+  ClientClosedError,
+  EtcdError,
+  LeaseNotFoundError,
+  UnavailableError,
+  grpcFailure,
+} from './errors.js';
 import { AsyncQueue } from './queue.js';
 import './dispose.js';
 
@@ -204,7 +210,9 @@ export class LeaseKeepAlive implements AsyncIterable<KeepAliveResult>, AsyncDisp
           this.#answers.push(a);
           await sleep(ttlMs / 3, signal);
         } catch (e) {
-          if (signal.aborted || e instanceof LeaseNotFoundError) throw e;
+          if (signal.aborted || e instanceof LeaseNotFoundError || e instanceof ClientClosedError) {
+            throw e;
+          }
           if (performance.now() - lastAnswerMs >= ttlMs) {
             throw new UnavailableError(
               'UNAVAILABLE',

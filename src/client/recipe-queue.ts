@@ -20,6 +20,7 @@
 import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import {
+  ClientClosedError,
   CompactedError,
   SessionExpiredError,
   TimeoutError,
@@ -258,18 +259,27 @@ export class KeyGuard {
           return;
         }
         from = r.header.revision + 1n;
-      } catch {
+      } catch (e) {
+        if (e instanceof ClientClosedError) {
+          // Closed without a release: the key can no longer be watched, so ownership can no
+          // longer be confirmed. The holder must stop now, and this loop must not spin on a client
+          // that will never answer again (it kept a test process alive for 15 minutes).
+          this.#lose('unobservable: the client was closed', e);
+          return;
+        }
         await sleep(watchRetryPauseMs, stop).catch(() => {});
       }
     }
   }
 
-  #lose(why: string): void {
+  /** `reason` replaces the KEY_DELETED error when the key's fate is unknown (client closed). */
+  #lose(why: string, reason?: Error): void {
     if (this.#stop.signal.aborted) return; // closed by its owner (release, resign) meanwhile
     const { key, token } = this.entry;
     this.ctx.trace?.({ type: 'lost', key, token, why: `own key ${why}` });
     this.#controller.abort(
-      new RecipeError('KEY_DELETED', `${key} (token ${token}) was ${why}: ownership lost`),
+      reason ??
+        new RecipeError('KEY_DELETED', `${key} (token ${token}) was ${why}: ownership lost`),
     );
   }
 

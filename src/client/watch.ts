@@ -31,6 +31,7 @@ import {
 import type { Connection } from './connection.js';
 import {
   AuthError,
+  ClientClosedError,
   CompactedError,
   EtcdError,
   InvalidArgumentError,
@@ -170,7 +171,9 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
         if (stop.aborted) break;
         // A watch is a read: re-creating it elsewhere is always safe. Only answers that would be
         // the same from any member end it.
+        // A closed client answers nothing ever again: retrying would loop until the window ends.
         const fatal =
+          e instanceof ClientClosedError ||
           e instanceof CompactedError ||
           e instanceof InvalidArgumentError ||
           e instanceof AuthError ||

@@ -224,17 +224,25 @@ export function clientContract(kind: BackendKind): void {
     }
   });
 
-  test(`${kind}: session keeps its lease alive past the TTL; a server-side revoke expires it`, async () => {
+  test(`${kind}: session keeps its lease alive past the TTL; a server-side revoke expires it`, async (t) => {
     const session = await client.session({ ttlSeconds: 2 });
     const events: SessionTransition[] = [];
-    session.on('change', (t) => events.push(t));
+    session.on('change', (e) => events.push(e));
     try {
       assert.equal(session.valid(), true);
-      // Liveness, not speed: after 2 TTLs the lease still exists and the session is valid.
+      // Liveness, not speed: after 2 TTLs the lease still exists and the session never expired.
+      // A jeopardy that recovered is allowed (a loaded machine can hold one renewal past 2/3 of a
+      // 2 s TTL) and reported; renewals that do not work let the lease expire and fail here.
       await new Promise((r) => setTimeout(r, 4_000));
       assert.ok((await client.lease.timeToLive(session.leaseId)).ttlSeconds > 0);
-      assert.equal(session.valid(), true);
-      assert.deepEqual(events, []);
+      assert.deepEqual(
+        events.filter((e) => e.to === 'expired'),
+        [],
+      );
+      await eventually('session active', () => session.valid());
+      if (events.length > 0) {
+        t.diagnostic(`${kind}: transitions under load ${JSON.stringify(events.map((e) => e.to))}`);
+      }
       await client.lease.revoke(session.leaseId);
       await eventually('session expired after revoke', () => session.phase === 'expired');
       assert.equal((await session.closed()).reason, 'lease-lost');
@@ -247,23 +255,36 @@ export function clientContract(kind: BackendKind): void {
 
   test(`${kind}: session jeopardy when renewals are held back, recovery, then expiry`, async () => {
     const transport = new BlockableTransport(client);
+    // TTL 4 s: jeopardy comes 2.67 s after the last answered renewal was sent, the lease ends on
+    // the server 4 s after it arrived, so a recovery has over 1 s, even on a loaded machine.
     const session = await client.session({
-      ttlSeconds: 2,
+      ttlSeconds: 4,
       gracePeriodMs: 300,
       retryIntervalMs: 50,
       transport,
     });
+    const active = session.activeSignal();
     const events: string[] = [];
-    session.on('change', (t) => events.push(`${t.to}:${t.reason}`));
+    const checks: Array<Record<string, unknown>> = [];
+    session.on('change', (t) => {
+      events.push(`${t.to}:${t.reason}`);
+      if (t.to === 'jeopardy' && checks.length === 0) {
+        // Checked and unblocked in the transition itself, not after the test's next poll.
+        checks.push({
+          valid: session.valid(),
+          remainingMs: session.remainingMs(),
+          activeAborted: active.aborted,
+          signalAborted: session.signal.aborted,
+        });
+        transport.blocked = false;
+      }
+    });
     try {
-      const active = session.activeSignal();
       transport.blocked = true;
-      await eventually('jeopardy', () => session.phase === 'jeopardy');
-      assert.equal(session.valid(), false);
-      assert.equal(session.remainingMs(), 0);
-      assert.equal(active.aborted, true);
-      assert.equal(session.signal.aborted, true);
-      transport.blocked = false;
+      await eventually('jeopardy', () => checks.length > 0);
+      assert.deepEqual(checks, [
+        { valid: false, remainingMs: 0, activeAborted: true, signalAborted: true },
+      ]);
       await eventually('recovered', () => session.phase === 'active');
       assert.equal(session.activeSignal().aborted, false, 'a fresh signal after recovery');
       transport.blocked = true;

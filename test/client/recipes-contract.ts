@@ -85,6 +85,23 @@ class NodeChild {
     }
   }
 
+  /** Wait for the child to exit by itself; fail (it is then stopped by the caller) if it does not. */
+  async waitExit(timeoutMs: number): Promise<number | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<'timeout'>(
+      (r) => (timer = setTimeout(() => r('timeout'), timeoutMs)),
+    );
+    const how = await Promise.race([this.#exited.then(() => 'exited' as const), bound]);
+    clearTimeout(timer);
+    if (how === 'timeout') {
+      assert.fail(
+        `child ${this.pid} still running ${timeoutMs} ms on; its lines: ` +
+          `${JSON.stringify(this.lines)}; stderr:\n${this.#stderr}`,
+      );
+    }
+    return this.#child.exitCode;
+  }
+
   /** Write one line to the child's stdin. */
   send(line: string): void {
     this.#child.stdin?.write(`${line}\n`);
@@ -268,6 +285,28 @@ export function recipesContract(kind: BackendKind): void {
     } finally {
       await child.stop();
       await session.close();
+    }
+  });
+
+  test(`${kind}: closing the client ends grants, electors, observers, keepalives and watches`, async () => {
+    // The child holds all of them when it closes its client, and stops none: the process must then
+    // exit by itself. The bound only stops a hang; it is not a duration asserted.
+    const child = new NodeChild('./closed-client-child.js', [endpoints(), 'closed-client']);
+    try {
+      const code = await child.waitExit(60_000);
+      const by = (type: string): Line | undefined => child.lines.find((l) => l.type === type);
+      assert.equal(code, 0, `exit code; lines ${JSON.stringify(child.lines)}`);
+      assert.ok(by('open') !== undefined, 'everything was open before the close');
+      // Closing the client closes its sessions first, so the grant ends with the session.
+      assert.equal(by('grant')?.aborted, true, 'the grant is lost');
+      assert.deepEqual(by('late-watch'), {
+        type: 'late-watch',
+        error: 'ClientClosedError',
+        typed: true,
+      });
+      assert.ok(by('done') !== undefined);
+    } finally {
+      await child.stop();
     }
   });
 
