@@ -99,7 +99,9 @@ export class Client implements AsyncDisposable {
 
   /**
    * Close every open session (revoking its lease, bounded), then every channel. Calls in flight
-   * fail with ClientClosedError; watchers end. Idempotent.
+   * fail with ClientClosedError; watchers end (one made afterwards fails with ClientClosedError);
+   * lock grants and leaderships are lost, electors and keepalive handles stop. Nothing that used
+   * the client keeps running after it. Idempotent.
    */
   async close(): Promise<void> {
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));

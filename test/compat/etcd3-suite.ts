@@ -279,9 +279,15 @@ export function etcd3Suite(kind: BackendKind): void {
       const kept = c.lease(2);
       const dropped = c.lease(2, { autoKeepAlive: false });
       await kept.put('e3exp/kept').value('k');
-      await dropped.put('e3exp/dropped').value('d');
+      const put = await dropped.put('e3exp/dropped').value('d');
       try {
-        const watcher = await c.watch().key('e3exp/dropped').only('delete').create();
+        // From the put on, so that an expiry before the watch exists (a loaded machine) is seen.
+        const watcher = await c
+          .watch()
+          .key('e3exp/dropped')
+          .only('delete')
+          .startRevision(String(BigInt(put.header.revision) + 1n))
+          .create();
         const expired = collect(watcher).next(1);
         // Three renewals span more than the 2 s TTL (etcd3 renews every TTL/3).
         const renewed = new Promise<void>((resolve) => {
