@@ -82,8 +82,10 @@ const filter = process.env.TEST_FILTER;
 const selected = filter ? files.filter((f) => f.includes(filter)) : files;
 // A file that hangs, or whose process cannot exit because something it started keeps running,
 // fails after this bound instead of using up CI's 90 minutes (a closed client's retry loop once
-// kept a test process alive for 15 minutes). The longest file takes under 2 minutes here.
-const fileTimeoutMs = 10 * 60_000;
+// kept a test process alive for 15 minutes). The runner ends it with SIGTERM, on which
+// test/child-processes.ts kills what it started. Above every test's own budget (the simulator
+// sweep allows 15 minutes); the longest file takes under 2 minutes here.
+const fileTimeoutMs = 20 * 60_000;
 run(`test suites (${selected.length} files)`, process.execPath, [
   '--test',
   '--test-concurrency=2',

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { killOnExit } from './child-processes.js';
 
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -38,11 +39,13 @@ export function runCli(
 ): Promise<CliResult> {
   const root = repoRoot();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bin/tenure'), ...args], {
-      cwd: root,
-      ...(opts.env !== undefined ? { env: opts.env } : {}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = killOnExit(
+      spawn(process.execPath, [join(root, 'bin/tenure'), ...args], {
+        cwd: root,
+        ...(opts.env !== undefined ? { env: opts.env } : {}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));

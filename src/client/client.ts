@@ -2,6 +2,7 @@
 // service APIs on top of it.
 import type { CallOptions } from './call-options.js';
 import { Connection } from './connection.js';
+import { ClientClosedError } from './errors.js';
 import { KV } from './kv.js';
 import { Lease } from './lease.js';
 import { Session, type SessionOptions } from './session.js';
@@ -32,6 +33,7 @@ export class Client implements AsyncDisposable {
   readonly lease: Lease;
   readonly #connection: Connection;
   readonly #sessions = new Set<Session>();
+  #closing = false;
 
   constructor(options: ClientOptions) {
     this.#connection = new Connection({
@@ -60,11 +62,18 @@ export class Client implements AsyncDisposable {
 
   /** Grant (or reuse) a lease and keep it alive as a Session; see session.ts. */
   async session(options: SessionOptions = {}): Promise<Session> {
+    // A session made while close() revokes the others would be missed by it (its lease would
+    // live out its TTL on the server).
+    if (this.#closing) throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
     const s = await Session.create(
       options.transport ?? this.lease,
       options,
       this.#connection.defaultTimeoutMs,
     );
+    if (this.#closing) {
+      await s.close().catch(() => undefined);
+      throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
+    }
     this.#sessions.add(s);
     void s.closed().then(() => this.#sessions.delete(s));
     return s;
@@ -100,10 +109,11 @@ export class Client implements AsyncDisposable {
   /**
    * Close every open session (revoking its lease, bounded), then every channel. Calls in flight
    * fail with ClientClosedError; watchers end (one made afterwards fails with ClientClosedError);
-   * lock grants and leaderships are lost, electors and keepalive handles stop. Nothing that used
-   * the client keeps running after it. Idempotent.
+   * lock grants and leaderships are lost; electors stop, and keepalive handles at their next
+   * renewal. No session can be created once close() has begun. Idempotent.
    */
   async close(): Promise<void> {
+    this.#closing = true;
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     this.#connection.close();
   }

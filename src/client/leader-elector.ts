@@ -213,12 +213,14 @@ export class LeaderElector implements AsyncDisposable {
         const l = await this.#election.campaign(session, o.identity, { signal: stop });
         await this.#term(l);
       } catch (e) {
-        if (!stop.aborted) {
+        if (e instanceof ClientClosedError) {
+          // A closed client never answers again: stop campaigning rather than retry forever.
+          // Not an onError: that is for failures the elector survives.
+          this.#stop.abort(e);
+        } else if (!stop.aborted) {
           failed = true;
           o.onError?.(e);
         }
-        // A closed client never answers again: stop campaigning rather than retry forever.
-        if (e instanceof ClientClosedError) this.#stop.abort(e);
       } finally {
         await session?.close({ timeoutMs: sessionCloseTimeoutMs }).catch(() => undefined);
       }

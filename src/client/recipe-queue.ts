@@ -246,6 +246,10 @@ export class KeyGuard {
         if (stop.aborted) return;
       } catch (e) {
         if (stop.aborted) return;
+        if (e instanceof ClientClosedError) {
+          this.#lose('unobservable: the client was closed', e);
+          return;
+        }
         if (!(e instanceof CompactedError)) await sleep(watchRetryPauseMs, stop).catch(() => {});
       } finally {
         await w.close();

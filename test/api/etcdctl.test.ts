@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Fixture } from './api-fixture.js';
 import { startFixture } from './api-fixture.js';
+import { killOnExit } from '../child-processes.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
 
@@ -54,9 +55,11 @@ test('txn from stdin', async () => {
 });
 
 test('watch sees a put and a delete', async () => {
-  const child = spawn(ETCDCTL, [`--endpoints=${f.address}`, 'watch', 'wk', '--prev-kv'], {
-    env: { ...process.env, ETCDCTL_API: '3' },
-  });
+  const child = killOnExit(
+    spawn(ETCDCTL, [`--endpoints=${f.address}`, 'watch', 'wk', '--prev-kv'], {
+      env: { ...process.env, ETCDCTL_API: '3' },
+    }),
+  );
   try {
     let out = '';
     const seen = (pattern: RegExp): Promise<void> =>

@@ -3,6 +3,7 @@
 // recipes-tenure.test.ts). Every process started here (cluster members, etcdctl, child holders
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
+import { killOnExit } from '../child-processes.js';
 import { eventuallyTrue as eventually } from '../compat/support.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -47,7 +48,11 @@ class NodeChild {
 
   constructor(script: string, args: readonly string[]) {
     const path = fileURLToPath(new URL(script, import.meta.url));
-    this.#child = spawn(process.execPath, [path, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child = killOnExit(
+      spawn(process.execPath, [path, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
+    // A line sent after the child died must not end this test process with EPIPE.
+    this.#child.stdin?.on('error', () => undefined);
     this.#child.stdout?.on('data', (b: Buffer) => {
       const parts = (this.#partial + b.toString()).split('\n');
       this.#partial = parts.pop() ?? '';
@@ -297,8 +302,11 @@ export function recipesContract(kind: BackendKind): void {
       const by = (type: string): Line | undefined => child.lines.find((l) => l.type === type);
       assert.equal(code, 0, `exit code; lines ${JSON.stringify(child.lines)}`);
       assert.ok(by('open') !== undefined, 'everything was open before the close');
-      // Closing the client closes its sessions first, so the grant ends with the session.
-      assert.equal(by('grant')?.aborted, true, 'the grant is lost');
+      assert.deepEqual(by('grant'), { type: 'grant', aborted: true, reason: 'ClientClosedError' });
+      assert.equal(by('elector')?.ended, true);
+      assert.equal(by('observer')?.ended, true);
+      assert.deepEqual(by('keepalive'), { type: 'keepalive', error: 'ClientClosedError' });
+      assert.deepEqual(by('watcher'), { type: 'watcher', error: null });
       assert.deepEqual(by('late-watch'), {
         type: 'late-watch',
         error: 'ClientClosedError',

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers.js';
+import { killOnExit } from '../child-processes.js';
 import { etcdctl, type EtcdctlResult } from './etcdctl.js';
 import { freePorts } from '../../src/bench/launcher/ports.js';
 
@@ -75,35 +76,12 @@ const heartbeatIntervalMsDefault = 100;
 const electionTimeoutMsDefault = 1000;
 const readyTimeoutMsDefault = 30_000;
 
-/** Members still running in this process, killed by PID if the test process exits abruptly. */
-const live = new Set<ChildProcess>();
-function killLive(): void {
-  for (const child of live) {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
-}
 /** Temporary data roots of clusters not yet stopped, removed if the test process exits early. */
 const liveRoots = new Set<string>();
+// Registered after child-processes.ts's handler (imported first), so members are killed first.
 process.on('exit', () => {
-  killLive();
   for (const root of liveRoots) rmSync(root, { recursive: true, force: true });
 });
-// A test run interrupted by a signal skips 'exit' handlers; stop the members first.
-for (const [signal, code] of [
-  ['SIGINT', 130],
-  ['SIGTERM', 143],
-] as const) {
-  process.once(signal, () => {
-    killLive();
-    process.exit(code);
-  });
-}
 
 interface Member {
   readonly name: string;
@@ -188,8 +166,7 @@ class RealCluster implements Cluster {
       env: memberEnv(this.#env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    m.child = child;
-    live.add(child);
+    m.child = killOnExit(child);
     const onData = (b: Buffer): void => {
       const parts = (m.partial + b.toString()).split('\n');
       m.partial = parts.pop() ?? '';
@@ -201,12 +178,10 @@ class RealCluster implements Cluster {
     m.exited = new Promise((resolve) => {
       child.on('error', (e) => {
         m.log.push(`[harness] spawn failed: ${e.message}`);
-        live.delete(child);
         resolve();
       });
       child.on('exit', (code, signal) => {
         m.log.push(`[harness] exited with code ${code} signal ${signal}`);
-        live.delete(child);
         resolve();
       });
     });

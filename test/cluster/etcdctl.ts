@@ -1,6 +1,7 @@
 // Debian's `etcdctl` (3.4) as a test client: one-shot commands that return their exit code and
 // output, and long-running ones (watch, lock, elect) read line by line and stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { killOnExit } from '../child-processes.js';
 
 export interface EtcdctlResult {
   readonly code: number | null;
@@ -27,20 +28,6 @@ function childEnv(extra: Readonly<Record<string, string>> | undefined): NodeJS.P
   return { ...env, ETCDCTL_API: '3', ...extra };
 }
 
-/** Children still running, killed by PID if the test process exits without stopping them. */
-const live = new Set<ChildProcess>();
-process.on('exit', () => {
-  for (const child of live) {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-  }
-});
-
 function spawnChild(
   endpoints: readonly string[],
   args: readonly string[],
@@ -50,10 +37,7 @@ function spawnChild(
     env: childEnv(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  live.add(child);
-  child.on('exit', () => live.delete(child));
-  child.on('error', () => live.delete(child));
-  return child;
+  return killOnExit(child);
 }
 
 /** `ETCDCTL_API=3 etcdctl --endpoints=E ARGS`, run to completion. */

@@ -33,6 +33,7 @@ import {
   type AcceptedWrite,
   type HistoryVerdict,
 } from '../../src/demo/stale-writes.js';
+import { killOnExit } from '../child-processes.js';
 import { startCluster } from '../cluster/cluster.js';
 import { startPostgres } from '../fence/postgres-server.js';
 import type {
@@ -71,12 +72,6 @@ const EXAMPLES_MAX = 5;
 
 const workerPath = fileURLToPath(new URL('./stress-worker.js', import.meta.url));
 
-/** Workers still running, SIGKILLed by PID if the test process exits without stopping them. */
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
-
 interface LoadOptions {
   readonly label: 'fenced' | 'unfenced';
   readonly endpoints: readonly string[];
@@ -112,6 +107,7 @@ class Worker {
   frozen = false;
   output = '';
   readonly exited: Promise<void>;
+  #alive = true;
 
   constructor(
     index: number,
@@ -119,12 +115,11 @@ class Worker {
     onMessage: (m: StressWorkerMessage) => void,
   ) {
     this.index = index;
-    this.child = fork(workerPath, [JSON.stringify(config)], {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
+    this.child = killOnExit(
+      fork(workerPath, [JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }),
+    );
     if (this.child.pid === undefined) throw new Error(`worker ${index} did not start`);
     this.pid = this.child.pid;
-    live.add(this.child);
     const keep = (b: Buffer): void => {
       this.output = (this.output + b.toString()).slice(-4_000);
     };
@@ -136,14 +131,14 @@ class Worker {
     });
     this.exited = new Promise((resolve) =>
       this.child.once('exit', () => {
-        live.delete(this.child);
+        this.#alive = false;
         resolve();
       }),
     );
   }
 
   get running(): boolean {
-    return live.has(this.child);
+    return this.#alive;
   }
 
   signal(sig: 'SIGSTOP' | 'SIGCONT' | 'SIGKILL'): void {

@@ -11,12 +11,13 @@
 // might not forward our signals. Debian keeps the binaries in /usr/lib/postgresql/<version>/bin,
 // off PATH; the newest version found there is used, else PATH. If PostgreSQL is not installed the
 // start fails naming the package: tests never skip silently.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePorts } from '../../src/bench/launcher/ports.js';
+import { killOnExit } from '../child-processes.js';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */
@@ -56,12 +57,6 @@ export function postgresBinDir(): string {
       'tests need the Debian package "postgresql" (apt-get install -y postgresql)',
   );
 }
-
-/** Live servers, killed by PID if the test process exits without stopping them. */
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const child of live) child.kill('SIGKILL');
-});
 
 function asPostgresUser(): { prefix: string[]; uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined;
@@ -135,8 +130,9 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     '-c',
     'max_connections=200',
   ]);
-  const child = spawn(serverCmd, serverArgs, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  live.add(child);
+  const child = killOnExit(
+    spawn(serverCmd, serverArgs, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
   let log = '';
   const keep = (chunk: Buffer): void => {
     log = (log + chunk.toString()).slice(-logCharsMax);
@@ -147,7 +143,6 @@ export async function startPostgres(options: { database?: string } = {}): Promis
   let running = true;
   void exited.then(() => {
     running = false;
-    live.delete(child);
   });
 
   let stopped: Promise<void> | undefined;

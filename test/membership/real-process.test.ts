@@ -11,6 +11,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
+import { killOnExit } from '../child-processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./member-process.js', import.meta.url));
 const N = 8;
@@ -54,9 +55,11 @@ async function freePort(): Promise<number> {
 }
 
 function launch(name: string, port: number, seeds: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [SCRIPT, name, String(port), ...seeds], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = killOnExit(
+    spawn(process.execPath, [SCRIPT, name, String(port), ...seeds], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
   const child: Child = { name, port, proc, pid: proc.pid ?? -1 };
   let buf = '';
   return new Promise((resolve, reject) => {

@@ -12,6 +12,7 @@ import { RegisterMachine } from '../../src/core/state/registers.js';
 import { logIndex, nodeId, term } from '../../src/core/base/units.js';
 import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
 import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
+import { killOnExit } from '../child-processes.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
 const enc = new TextEncoder();
@@ -74,9 +75,9 @@ test('appends go into preallocated zeros, which recovery reads as the end of the
 function runAndKill(dir: string, round: number, acks: number): Promise<number> {
   const script = fileURLToPath(new URL('./wal-writer.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, dir, String(round)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = killOnExit(
+      spawn(process.execPath, [script, dir, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] }),
+    );
     let last = 0;
     let buf = '';
     let stderr = '';
