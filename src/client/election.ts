@@ -153,6 +153,9 @@ export class Election {
         let hintRev: bigint | undefined;
         if (this.#handOff) {
           const h = await this.#hint(ctx, scope.signal);
+          // waitTurn returns when the key just ahead goes; only the first contender may yield.
+          const mine = entry.token;
+          if (h.contenders.some((kv) => kv.createRevision < mine)) continue;
           if (mustYield(val.toString(), h.hint, h.contenders, yieldedTo) && h.hint !== undefined) {
             ctx.trace?.({ type: 'yield', key: entry.key, token: entry.token, to: h.hint.hint.to });
             yieldedTo.add(h.hint.modRevision);
