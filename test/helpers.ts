@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killOnExit } from './child-processes.js';
+import { track } from '../src/bench/launcher/processes.js';
 
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -39,7 +39,7 @@ export function runCli(
 ): Promise<CliResult> {
   const root = repoRoot();
   return new Promise((resolve, reject) => {
-    const child = killOnExit(
+    const child = track(
       spawn(process.execPath, [join(root, 'bin/tenure'), ...args], {
         cwd: root,
         ...(opts.env !== undefined ? { env: opts.env } : {}),

@@ -2,6 +2,7 @@
 // the table of medians and ratios, where tenure loses, every run's figures, and the charts.
 import { formatRatio, formatValue, metricRows, tenureLoses } from './report-rows.js';
 import type { BenchResult, RunRecord } from './result.js';
+import { warmupLeaseCount } from './warmup.js';
 
 function runCell(r: RunRecord, metric: 'opsPerSec' | 'p50Ms' | 'p99Ms'): string {
   return r.error === undefined ? formatValue(r[metric]) : 'failed';
@@ -94,7 +95,7 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
       `watchers × ${s.watchPuts} puts; leader failovers ${s.failoverSamples} per round; election ` +
       `failovers ${s.electionSamples} per round (TTL ${s.electionTtlSeconds} s); warm-up ` +
       `${s.warmupOps} ops before each workload, and ${s.clusterWarmupOps} puts, as many gets of ` +
-      `each kind and ${Math.max(1, Math.floor(s.clusterWarmupOps / 10))} lease grants, ` +
+      `each kind and ${warmupLeaseCount(s.clusterWarmupOps)} lease grants, ` +
       `keepalives and revokes on each fresh cluster (unmeasured, both systems alike). Closed ` +
       `loops stop at the count or after 10 s.`,
   );

@@ -11,7 +11,18 @@ import { poolClient } from './etcd3-clients.js';
 import { runAll } from './workloads/closed-loop.js';
 import { key, randomValue } from './workloads/keys.js';
 
-/** Run `ops` of each kind against `endpoints`; keys use the letter `w` and the run's tag. */
+/** Keys cycled through by the warm-up's puts and gets. */
+const warmupKeySpace = 1000;
+
+/** Lease grants (with a keepalive and a revoke each) in a warm-up of `ops` operations. */
+export function warmupLeaseCount(ops: number): number {
+  return Math.max(1, Math.floor(ops / 10));
+}
+
+/**
+ * Run `ops` of each kind against `endpoints`; keys use the letter `u` (no workload uses it) and
+ * the run's tag.
+ */
 export async function warmUpCluster(
   endpoints: readonly string[],
   tag: string,
@@ -19,41 +30,27 @@ export async function warmUpCluster(
 ): Promise<void> {
   if (ops <= 0) return;
   const client = poolClient(endpoints);
+  const at = (i: number): string => key('u', tag, i % warmupKeySpace);
+  const prefix = at(0).slice(0, -10); // without the 10-digit index
   try {
     const value = randomValue();
-    const watcher = await client
-      .watch()
-      .prefix(key('w', tag, 0).slice(0, 6))
-      .create();
+    const watcher = await client.watch().prefix(prefix).create();
     try {
-      await runAll(ops, inflight, (i) =>
-        client
-          .put(key('w', tag, i % 1000))
-          .value(value)
-          .exec(),
-      );
+      await runAll(ops, inflight, (i) => client.put(at(i)).value(value).exec());
     } finally {
       await watcher.cancel();
     }
     for (const serializable of [false, true]) {
-      await runAll(ops, inflight, (i) =>
-        client
-          .get(key('w', tag, i % 1000))
-          .serializable(serializable)
-          .buffer(),
-      );
+      await runAll(ops, inflight, (i) => client.get(at(i)).serializable(serializable).buffer());
     }
-    const leaseCount = Math.max(1, Math.floor(ops / 10));
+    const leaseCount = warmupLeaseCount(ops);
     const leases = Array.from({ length: leaseCount }, () =>
       client.lease(leaseTtlSeconds, { autoKeepAlive: false }),
     );
     await runAll(leaseCount, inflight, (i) => (leases[i] as Lease).grant());
     await runAll(leaseCount, inflight, (i) => (leases[i] as Lease).keepaliveOnce());
     await runAll(leaseCount, inflight, (i) => (leases[i] as Lease).revoke());
-    await client
-      .delete()
-      .prefix(key('w', tag, 0).slice(0, 6))
-      .exec();
+    await client.delete().prefix(prefix).exec();
   } finally {
     client.close();
   }

@@ -33,7 +33,7 @@ export class Client implements AsyncDisposable {
   readonly lease: Lease;
   readonly #connection: Connection;
   readonly #sessions = new Set<Session>();
-  #closing = false;
+  readonly #closing = new AbortController();
 
   constructor(options: ClientOptions) {
     this.#connection = new Connection({
@@ -60,19 +60,24 @@ export class Client implements AsyncDisposable {
     return new Watcher(this.#connection, key, options);
   }
 
+  /** Aborts with ClientClosedError when close() begins: what relies on this client stops then. */
+  get closingSignal(): AbortSignal {
+    return this.#closing.signal;
+  }
+
   /** Grant (or reuse) a lease and keep it alive as a Session; see session.ts. */
   async session(options: SessionOptions = {}): Promise<Session> {
     // A session made while close() revokes the others would be missed by it (its lease would
     // live out its TTL on the server).
-    if (this.#closing) throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
+    this.#closing.signal.throwIfAborted();
     const s = await Session.create(
       options.transport ?? this.lease,
       options,
       this.#connection.defaultTimeoutMs,
     );
-    if (this.#closing) {
+    if (this.#closing.signal.aborted) {
       await s.close().catch(() => undefined);
-      throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
+      this.#closing.signal.throwIfAborted();
     }
     this.#sessions.add(s);
     void s.closed().then(() => this.#sessions.delete(s));
@@ -109,11 +114,12 @@ export class Client implements AsyncDisposable {
   /**
    * Close every open session (revoking its lease, bounded), then every channel. Calls in flight
    * fail with ClientClosedError; watchers end (one made afterwards fails with ClientClosedError);
-   * lock grants and leaderships are lost; electors stop, and keepalive handles at their next
-   * renewal. No session can be created once close() has begun. Idempotent.
+   * lock grants and leaderships are lost and electors stop as soon as close() begins (see
+   * `closingSignal`); keepalive handles end at their next renewal. No session can be created once
+   * close() has begun. Idempotent.
    */
   async close(): Promise<void> {
-    this.#closing = true;
+    this.#closing.abort(new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed'));
     await Promise.allSettled([...this.#sessions].map((s) => s.close()));
     this.#connection.close();
   }

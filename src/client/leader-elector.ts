@@ -37,10 +37,10 @@
 // decides; the hint lease expires regardless.
 import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
-import { ClientClosedError } from './errors.js';
 import { Election, type LeaderInfo, type Leadership, type LeaderObserver } from './election.js';
 import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
 import { RecipeError, type RecipeTrace } from './recipe-queue.js';
+import { linkAbort } from './recipe-signal.js';
 import type { Session, SessionOptions } from './session.js';
 import { op } from './txn.js';
 import './dispose.js';
@@ -114,9 +114,12 @@ export class LeaderElector implements AsyncDisposable {
   /** Start campaigning and observing (idempotent). */
   start(): this {
     if (this.#loop !== undefined) return this;
+    // A closed client never answers again: the elector stops with it (not an onError, which is
+    // for failures the elector survives) instead of retrying for ever.
+    const unlink = linkAbort(this.#client.closingSignal, this.#stop);
     this.#observer = this.#election.observe({ signal: this.#stop.signal });
     this.#observing = this.#observe(this.#observer);
-    this.#loop = this.#run();
+    this.#loop = this.#run().finally(unlink);
     return this;
   }
 
@@ -213,11 +216,7 @@ export class LeaderElector implements AsyncDisposable {
         const l = await this.#election.campaign(session, o.identity, { signal: stop });
         await this.#term(l);
       } catch (e) {
-        if (e instanceof ClientClosedError) {
-          // A closed client never answers again: stop campaigning rather than retry forever.
-          // Not an onError: that is for failures the elector survives.
-          this.#stop.abort(e);
-        } else if (!stop.aborted) {
+        if (!stop.aborted) {
           failed = true;
           o.onError?.(e);
         }

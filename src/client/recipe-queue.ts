@@ -20,7 +20,6 @@
 import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import {
-  ClientClosedError,
   CompactedError,
   SessionExpiredError,
   TimeoutError,
@@ -226,7 +225,17 @@ export class KeyGuard {
     readonly ctx: QueueContext,
     readonly entry: Entry,
   ) {
-    this.#done = this.#run();
+    // A client closed without a release: the key can no longer be watched, so ownership can no
+    // longer be confirmed. The holder must stop at once, and so must this loop (it once retried
+    // for ever on a closed client and kept a test process alive for 15 minutes).
+    const closing = ctx.client.closingSignal;
+    const onClosing = (): void => {
+      this.#lose('unobservable: the client was closed', closing.reason as Error);
+      this.#stop.abort(closing.reason);
+    };
+    if (closing.aborted) onClosing();
+    else closing.addEventListener('abort', onClosing, { once: true });
+    this.#done = this.#run().finally(() => closing.removeEventListener('abort', onClosing));
   }
 
   async #run(): Promise<void> {
@@ -246,10 +255,6 @@ export class KeyGuard {
         if (stop.aborted) return;
       } catch (e) {
         if (stop.aborted) return;
-        if (e instanceof ClientClosedError) {
-          this.#lose('unobservable: the client was closed', e);
-          return;
-        }
         if (!(e instanceof CompactedError)) await sleep(watchRetryPauseMs, stop).catch(() => {});
       } finally {
         await w.close();
@@ -263,14 +268,7 @@ export class KeyGuard {
           return;
         }
         from = r.header.revision + 1n;
-      } catch (e) {
-        if (e instanceof ClientClosedError) {
-          // Closed without a release: the key can no longer be watched, so ownership can no
-          // longer be confirmed. The holder must stop now, and this loop must not spin on a client
-          // that will never answer again (it kept a test process alive for 15 minutes).
-          this.#lose('unobservable: the client was closed', e);
-          return;
-        }
+      } catch {
         await sleep(watchRetryPauseMs, stop).catch(() => {});
       }
     }

@@ -39,4 +39,10 @@ export interface Disk {
   append(name: string, bytes: Uint8Array): void;
   sync(name: string, done: () => void): void;
   replace(name: string, bytes: Uint8Array, done: () => void): void;
+  /**
+   * Cut the file to its first `length` bytes (a torn or preallocated tail after the last valid
+   * record), durable when `done` runs; appends then continue from `length`. Cheap, unlike a
+   * replace of the whole file.
+   */
+  truncate(name: string, length: number, done: () => void): void;
 }

@@ -125,8 +125,6 @@ export class Replica<R> {
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
   /** Term and vote as last written to the WAL: a HardState differing only in commit needs no sync. */
-  private writtenTerm: Term = 0 as Term;
-  private writtenVote: NodeId = 0 as NodeId;
 
   constructor(
     cfg: ReplicaConfig,
@@ -171,12 +169,10 @@ export class Replica<R> {
       storage: { hardState, snapshot: rec.snapshot, entries: rec.entries },
     });
     this.raft.lastSnapshot = rec.snapshot;
-    this.writtenTerm = this.raft.term;
-    this.writtenVote = this.raft.vote;
     if (walBytes && rec.walValidBytes < walBytes.length) {
-      // Cut a torn tail off before appending after it.
+      // Cut a torn or preallocated tail off before appending after it.
       this.syncing = true;
-      disk.replace(WAL_FILE, walBytes.subarray(0, rec.walValidBytes), () => {
+      disk.truncate(WAL_FILE, rec.walValidBytes, () => {
         this.syncing = false;
         this.process();
       });
@@ -358,17 +354,10 @@ export class Replica<R> {
       disk.append(WAL_FILE, encodeEntries(rd.entries));
       wrote = true;
     }
-    if (rd.hardState) {
-      disk.append(WAL_FILE, encodeHardState(rd.hardState));
-      // Term and vote must be durable before anything is sent or acted on (§3.8); the commit index
-      // need not be: a node that loses it learns it again from the leader, and its entries are
-      // durable. Skipping that sync saves one fdatasync per commit on the leader's path and on
-      // every follower heartbeat (etcd's raft.MustSync makes the same choice).
-      const hs = rd.hardState;
-      if (hs.term !== this.writtenTerm || hs.vote !== this.writtenVote) wrote = true;
-      this.writtenTerm = hs.term;
-      this.writtenVote = hs.vote;
-    }
+    if (rd.hardState) disk.append(WAL_FILE, encodeHardState(rd.hardState));
+    // A hard state that only moves the commit index is written but not synced (Ready.mustSync):
+    // one fdatasync fewer per commit on the leader's path and on every follower heartbeat.
+    if (rd.mustSync) wrote = true;
     const after = (): void => {
       if (rd.hardState && wrote) this.observer.onPersistedHardState?.(this.id, rd.hardState);
       this.afterPersist(rd, sentEarly);

@@ -17,6 +17,7 @@ import {
   fdatasync,
   fstatSync,
   fsyncSync,
+  ftruncateSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -78,7 +79,7 @@ export class FileDisk implements Disk {
       const existed = existsSync(p);
       const fd = openSync(p, existed ? 'r+' : 'w+');
       // Records end where the file ends: a zero tail left by an earlier run was cut off by the
-      // replica's recovery (a replace) before anything is appended.
+      // replica's recovery (truncate) before anything is appended.
       const size = fstatSync(fd).size;
       f = { fd, end: size, allocated: size };
       this.files.set(name, f);
@@ -142,6 +143,21 @@ export class FileDisk implements Disk {
     setImmediate(() => {
       if (!this.closed) done();
     });
+  }
+
+  truncate(name: string, length: number, done: () => void): void {
+    let f: OpenFile;
+    try {
+      f = this.open(name);
+      ftruncateSync(f.fd, length);
+      f.end = length;
+      f.allocated = length;
+    } catch (e) {
+      this.fail(`truncating ${name} failed`, e);
+      return;
+    }
+    // The new size is metadata fdatasync(2) makes durable.
+    this.sync(name, done);
   }
 
   private syncDir(): void {

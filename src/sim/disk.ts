@@ -96,6 +96,11 @@ export class SimDisk implements Disk {
     });
   }
 
+  /** Atomic in the simulation: the cut file replaces the old one when it completes. */
+  truncate(name: string, length: number, done: () => void): void {
+    this.replace(name, (this.read(name) ?? new Uint8Array(0)).subarray(0, length), done);
+  }
+
   /** The machine lost power: keep what a real disk might have kept. */
   crash(): void {
     this.epoch++;

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Fixture } from './api-fixture.js';
 import { startFixture } from './api-fixture.js';
-import { killOnExit } from '../child-processes.js';
+import { track } from '../../src/bench/launcher/processes.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
 
@@ -55,7 +55,7 @@ test('txn from stdin', async () => {
 });
 
 test('watch sees a put and a delete', async () => {
-  const child = killOnExit(
+  const child = track(
     spawn(ETCDCTL, [`--endpoints=${f.address}`, 'watch', 'wk', '--prev-kv'], {
       env: { ...process.env, ETCDCTL_API: '3' },
     }),

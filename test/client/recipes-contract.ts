@@ -3,7 +3,7 @@
 // recipes-tenure.test.ts). Every process started here (cluster members, etcdctl, child holders
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
-import { killOnExit } from '../child-processes.js';
+import { exited, running, track } from '../../src/bench/launcher/processes.js';
 import { eventuallyTrue as eventually } from '../compat/support.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -44,11 +44,10 @@ class NodeChild {
   readonly lines: Line[] = [];
   #partial = '';
   #stderr = '';
-  readonly #exited: Promise<void>;
 
   constructor(script: string, args: readonly string[]) {
     const path = fileURLToPath(new URL(script, import.meta.url));
-    this.#child = killOnExit(
+    this.#child = track(
       spawn(process.execPath, [path, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
     );
     // A line sent after the child died must not end this test process with EPIPE.
@@ -59,7 +58,6 @@ class NodeChild {
       for (const p of parts) if (p.trim() !== '') this.lines.push(JSON.parse(p) as Line);
     });
     this.#child.stderr?.on('data', (b: Buffer) => (this.#stderr += b.toString()));
-    this.#exited = new Promise((resolve) => this.#child.on('exit', () => resolve()));
   }
 
   get pid(): number {
@@ -69,7 +67,7 @@ class NodeChild {
   }
 
   get running(): boolean {
-    return this.#child.exitCode === null && this.#child.signalCode === null;
+    return running(this.#child);
   }
 
   async waitFor(type: string, timeoutMs = 20_000): Promise<Line> {
@@ -96,7 +94,7 @@ class NodeChild {
     const bound = new Promise<'timeout'>(
       (r) => (timer = setTimeout(() => r('timeout'), timeoutMs)),
     );
-    const how = await Promise.race([this.#exited.then(() => 'exited' as const), bound]);
+    const how = await Promise.race([exited(this.#child).then(() => 'exited' as const), bound]);
     clearTimeout(timer);
     if (how === 'timeout') {
       assert.fail(
@@ -116,13 +114,10 @@ class NodeChild {
     if (this.running) process.kill(this.pid, signal);
   }
 
-  /** SIGKILL by PID (SIGCONT first, in case it is stopped) and wait for the exit. */
+  /** SIGKILL by PID (it ends a stopped process too) and wait for the exit. */
   async stop(): Promise<void> {
-    if (this.running) {
-      process.kill(this.pid, 'SIGKILL');
-      process.kill(this.pid, 'SIGCONT');
-    }
-    await this.#exited;
+    if (this.running) process.kill(this.pid, 'SIGKILL');
+    await exited(this.#child);
   }
 }
 

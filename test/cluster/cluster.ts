@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers.js';
-import { killOnExit } from '../child-processes.js';
+import { track } from '../../src/bench/launcher/processes.js';
 import { etcdctl, type EtcdctlResult } from './etcdctl.js';
 import { freePorts } from '../../src/bench/launcher/ports.js';
 
@@ -78,7 +78,6 @@ const readyTimeoutMsDefault = 30_000;
 
 /** Temporary data roots of clusters not yet stopped, removed if the test process exits early. */
 const liveRoots = new Set<string>();
-// Registered after child-processes.ts's handler (imported first), so members are killed first.
 process.on('exit', () => {
   for (const root of liveRoots) rmSync(root, { recursive: true, force: true });
 });
@@ -166,7 +165,7 @@ class RealCluster implements Cluster {
       env: memberEnv(this.#env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    m.child = killOnExit(child);
+    m.child = track(child);
     const onData = (b: Buffer): void => {
       const parts = (m.partial + b.toString()).split('\n');
       m.partial = parts.pop() ?? '';

@@ -33,7 +33,7 @@ import {
   type AcceptedWrite,
   type HistoryVerdict,
 } from '../../src/demo/stale-writes.js';
-import { killOnExit } from '../child-processes.js';
+import { running, track } from '../../src/bench/launcher/processes.js';
 import { startCluster } from '../cluster/cluster.js';
 import { startPostgres } from '../fence/postgres-server.js';
 import type {
@@ -107,7 +107,6 @@ class Worker {
   frozen = false;
   output = '';
   readonly exited: Promise<void>;
-  #alive = true;
 
   constructor(
     index: number,
@@ -115,7 +114,7 @@ class Worker {
     onMessage: (m: StressWorkerMessage) => void,
   ) {
     this.index = index;
-    this.child = killOnExit(
+    this.child = track(
       fork(workerPath, [JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }),
     );
     if (this.child.pid === undefined) throw new Error(`worker ${index} did not start`);
@@ -129,16 +128,11 @@ class Worker {
       if (m.type === 'stats') this.stats = m.stats;
       onMessage(m);
     });
-    this.exited = new Promise((resolve) =>
-      this.child.once('exit', () => {
-        this.#alive = false;
-        resolve();
-      }),
-    );
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
 
   get running(): boolean {
-    return this.#alive;
+    return running(this.child);
   }
 
   signal(sig: 'SIGSTOP' | 'SIGCONT' | 'SIGKILL'): void {

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePorts } from '../../src/bench/launcher/ports.js';
-import { killOnExit } from '../child-processes.js';
+import { track } from '../../src/bench/launcher/processes.js';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */
@@ -130,7 +130,7 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     '-c',
     'max_connections=200',
   ]);
-  const child = killOnExit(
+  const child = track(
     spawn(serverCmd, serverArgs, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   let log = '';

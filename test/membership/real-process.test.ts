@@ -11,7 +11,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { killOnExit } from '../child-processes.js';
+import { track } from '../../src/bench/launcher/processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./member-process.js', import.meta.url));
 const N = 8;
@@ -55,7 +55,7 @@ async function freePort(): Promise<number> {
 }
 
 function launch(name: string, port: number, seeds: string[]): Promise<Child> {
-  const proc = killOnExit(
+  const proc = track(
     spawn(process.execPath, [SCRIPT, name, String(port), ...seeds], {
       stdio: ['ignore', 'pipe', 'inherit'],
     }),

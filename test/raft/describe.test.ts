@@ -115,6 +115,7 @@ void test('describeReady lists only what is set, in handling order', () => {
       hardState: { term: term(2), vote: nodeId(1), commit: logIndex(3) },
       snapshot: undefined,
       entries: [e(4, 2)],
+      mustSync: true,
       committedEntries: [e(3, 2, 'x')],
       messages: [{ ...env, type: 'timeoutNow' }],
       readStates: [{ index: logIndex(3), context: 5 }],

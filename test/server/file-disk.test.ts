@@ -12,7 +12,7 @@ import { RegisterMachine } from '../../src/core/state/registers.js';
 import { logIndex, nodeId, term } from '../../src/core/base/units.js';
 import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
 import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
-import { killOnExit } from '../child-processes.js';
+import { track } from '../../src/bench/launcher/processes.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
 const enc = new TextEncoder();
@@ -33,6 +33,28 @@ test('appends are read back; sync calls back; replace swaps the whole file', asy
     assert.equal(d.read('missing'), undefined);
     assert.throws(() => d.read('../escape'), RangeError);
     d.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('truncate cuts a preallocated tail in place; appends continue from the cut', async () => {
+  const dir = tempDir();
+  try {
+    const d = new FileDisk(dir);
+    d.append(WAL_FILE, enc.encode('abcdef'));
+    await new Promise<void>((resolve) => d.sync(WAL_FILE, resolve));
+    d.close();
+    const inode = statSync(join(dir, WAL_FILE)).ino;
+    const after = new FileDisk(dir);
+    assert.equal(after.read(WAL_FILE)?.length, PREALLOCATE_BYTES, 'the zero tail is read back');
+    await new Promise<void>((resolve) => after.truncate(WAL_FILE, 4, resolve));
+    assert.equal(statSync(join(dir, WAL_FILE)).size, 4);
+    assert.equal(statSync(join(dir, WAL_FILE)).ino, inode, 'cut in place, not rewritten');
+    after.append(WAL_FILE, enc.encode('XY'));
+    await new Promise<void>((resolve) => after.sync(WAL_FILE, resolve));
+    assert.deepEqual(after.read(WAL_FILE), enc.encode('abcdXY'));
+    after.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -75,7 +97,7 @@ test('appends go into preallocated zeros, which recovery reads as the end of the
 function runAndKill(dir: string, round: number, acks: number): Promise<number> {
   const script = fileURLToPath(new URL('./wal-writer.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    const child = killOnExit(
+    const child = track(
       spawn(process.execPath, [script, dir, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] }),
     );
     let last = 0;

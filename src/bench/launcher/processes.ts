@@ -1,7 +1,9 @@
 // Every process the bench starts (cluster members, elector children) and every temporary
 // directory it makes, so that nothing outlives the bench: on a normal exit, on an uncaught error
 // and on Ctrl-C each process is stopped by its PID (SIGTERM, then SIGKILL after a bound) and the
-// directories are removed. Processes are only ever signalled by the PID we spawned.
+// directories are removed. Processes are only ever signalled by the PID we spawned. The tests
+// register theirs here too: node's runner ends a file over its --test-timeout with SIGTERM,
+// which skips 'exit' handlers unless, as here, the signal is turned into an exit.
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { stopGraceMs } from '../config.js';
@@ -25,13 +27,15 @@ export function exited(child: ChildProcess): Promise<void> {
   });
 }
 
-export function track(child: ChildProcess): void {
+/** Register `child` to be stopped if this process ends while it runs; returns it. */
+export function track<T extends ChildProcess>(child: T): T {
   install();
   live.add(child);
   if (child.pid !== undefined) startedPids.push(child.pid);
   const forget = (): void => void live.delete(child);
   child.once('exit', forget);
   child.once('error', forget);
+  return child;
 }
 
 export function pidsStarted(): readonly number[] {
@@ -96,7 +100,7 @@ function install(): void {
     ['SIGTERM', 143],
   ] as const) {
     process.once(signal, () => {
-      process.stderr.write(`\ntenure bench: ${signal}, stopping every cluster process\n`);
+      process.stderr.write(`\n${signal}: stopping every child process this one started\n`);
       void stopAll().finally(() => process.exit(code));
     });
   }

@@ -937,6 +937,8 @@ export class Raft {
       hardState: sameHard(hs, this.prevHard) ? undefined : hs,
       snapshot,
       entries,
+      mustSync:
+        entries.length > 0 || hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote,
       committedEntries,
       messages: this.msgs,
       readStates: this.readStates,

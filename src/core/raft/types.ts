@@ -123,6 +123,12 @@ export interface Ready {
   readonly hardState: HardState | undefined;
   readonly snapshot: Snapshot | undefined;
   readonly entries: readonly Entry[];
+  /**
+   * The persisted state must be synced before `messages` go out: there are entries, or the term
+   * or vote changed (§3.8). A hard state that only moves the commit index need not be: a node
+   * that loses it learns it again from the leader (etcd's raft.MustSync).
+   */
+  readonly mustSync: boolean;
   readonly committedEntries: readonly Entry[];
   readonly messages: readonly Message[];
   readonly readStates: readonly ReadState[];

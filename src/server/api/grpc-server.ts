@@ -15,7 +15,6 @@ import { GrpcStatus } from './grpc-codes.js';
 import type * as protoLoader from '@grpc/proto-loader';
 import type { ClientApiConfig } from './api-config.js';
 import type { CallScope, CallTracker } from './call-scope.js';
-import type { ApiStatus } from './status.js';
 import type { BidiHandler, ServerStreamHandler, UnaryHandler } from './convert.js';
 import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';
@@ -48,10 +47,8 @@ export interface GrpcServer {
   destroy(): void;
 }
 
-interface Status {
-  readonly code: GrpcStatus;
-  readonly details: string;
-}
+/** A call's final gRPC status, as status.ts maps our errors. */
+type Status = ReturnType<typeof grpcStatusOf>;
 
 const OK: Status = { code: GrpcStatus.OK, details: '' };
 /** Bytes a stream may queue in one turn before its writer is asked to wait. */
@@ -264,13 +261,11 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   });
   h2.on('session', (session) => {
     sessions.add(session);
-    session.on('error', (err: Error) => log.info({ err }, 'client API: HTTP/2 session error'));
     session.once('close', () => sessions.delete(session));
     if (draining) session.close();
   });
+  // Node's server forwards every session 'error' here (its own listener on each session).
   h2.on('sessionError', (err) => log.info({ err }, 'client API: HTTP/2 session error'));
-
-  const toStatus = (s: ApiStatus): Status => grpcStatusOf(s);
 
   /** Start a call's scope, or end the call at once with the refusal. */
   const begin = (
@@ -290,7 +285,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       call.onFinish = () => scope.end();
       return scope;
     } catch (e) {
-      call.finish(toStatus(tracker.failure(method, e)));
+      call.finish(grpcStatusOf(tracker.failure(method, e)));
       return undefined;
     }
   };
@@ -303,7 +298,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     error?: { e: unknown },
   ): void => {
     const status = scope.abortStatus() ?? (error && tracker.failure(method, error.e));
-    call.finish(status === undefined ? OK : toStatus(status));
+    call.finish(status === undefined ? OK : grpcStatusOf(status));
   };
 
   h2.on('stream', (stream, headers) => {
@@ -442,7 +437,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
           .then((resp) => {
             if (!call.done) call.reply(encode(resp));
           })
-          .catch((e: unknown) => call.finish(toStatus(tracker.failure(path, e))));
+          .catch((e: unknown) => call.finish(grpcStatusOf(tracker.failure(path, e))));
         return;
       }
       const send = (resp: object): void => {
