@@ -1,6 +1,7 @@
 // The replica's view of the outside world. The same replica code runs against the simulator's
 // seeded implementations and against the real ones in src/server (TigerBeetle-style: the replica
 // is generic over time, network and storage).
+import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
 
 export type Cancel = () => void;
@@ -23,6 +24,25 @@ export interface Transport {
    * back behind the rest of the turn (an fsync's completion, other clients' requests).
    */
   flush?(): void;
+}
+
+/**
+ * What a peer's monotonic clock said: it read `peerMs` when it sent something that arrived here
+ * when our clock read `localMs`. So when ours read `localMs`, the peer's read at least `peerMs`.
+ */
+export interface PeerClockReading {
+  readonly peerMs: number;
+  readonly localMs: number;
+}
+
+/**
+ * Frames between members other than Raft messages (request forwarding). Best effort: in order
+ * per peer and never duplicated, but lost when a link breaks, and not held past a bound.
+ */
+export interface PeerChannel {
+  send(to: NodeId, frame: Uint8Array): void;
+  /** The newest clock reading `peer` sent us (on any message or frame), if any. */
+  heard(peer: NodeId): PeerClockReading | undefined;
 }
 
 /**

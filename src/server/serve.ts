@@ -30,7 +30,7 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
   let api: Awaited<ReturnType<typeof startClientApi>>;
   try {
     api = await startClientApi({
-      backend: node,
+      backend: node.member,
       urls: opts.listenClientUrls,
       log,
       config: { requestBytesMax: opts.maxRequestBytes },

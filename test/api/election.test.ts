@@ -2,7 +2,7 @@
 // Campaign (key layout, header of the queueing txn, lease 0, missing lease, FIFO by create
 // revision, re-campaign with one lease, cancellation), the deliberate fix of etcd's phantom
 // leadership (reference b.14, #19597), Proclaim, Resign, Leader and the Observe stream. Lease
-// expiry is driven by the injected clock and the backend's expiry pass; no test sleeps.
+// expiry is driven by the injected fakeClock and the backend's expiry pass; no test sleeps.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -15,15 +15,15 @@ import { MemoryBackend } from '../../src/server/api/memory-backend.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** A MemoryBackend on a fake clock that counts open watch hubs. */
+/** A MemoryBackend on a fake fakeClock that counts open watch hubs. */
 class TestBackend extends MemoryBackend {
-  readonly clock: { nowMs: number };
+  readonly fakeClock: { nowMs: number };
   openHubs = 0;
 
   constructor() {
-    const clock = { nowMs: 0 };
-    super({ nowMs: () => clock.nowMs });
-    this.clock = clock;
+    const fakeClock = { nowMs: 0 };
+    super({ nowMs: () => fakeClock.nowMs });
+    this.fakeClock = fakeClock;
     const m = this.machine;
     const open = m.openWatchHub.bind(m);
     const close = m.closeWatchHub.bind(m);
@@ -156,8 +156,8 @@ test('lease 0 campaigns under a fresh, unattended 60 s lease', async () => {
   const r = await e.campaign('zero', 0n, 'v');
   const lease = BigInt(r.leader.lease);
   assert.notEqual(lease, 0n);
-  assert.equal(b.machine.leaseTimeToLive(lease, b.clock.nowMs, false).grantedTtlSeconds, 60);
-  b.clock.nowMs += 61_000;
+  assert.equal(b.machine.leaseTimeToLive(lease, b.fakeClock.nowMs, false).grantedTtlSeconds, 60);
+  b.fakeClock.nowMs += 61_000;
   await b.expireLeases();
   await assert.rejects(e.leader('zero'), expectStatus('Unknown', 'election: no leader'));
 });
@@ -205,7 +205,7 @@ test('b.14: a candidate whose lease expires while queued fails instead of winnin
   const candidate = track(e.campaign('ph', lease, 'zombie'));
   await b.settle();
 
-  b.clock.nowMs += 6_000;
+  b.fakeClock.nowMs += 6_000;
   await b.expireLeases();
   await b.settle();
   assert.equal(candidate.done, true);
@@ -223,7 +223,7 @@ test('b.14: when leader and candidate leases lapse together, nobody is elected',
 
   // etcd's Campaign returns success here once the predecessor's key goes (#19597: phantom
   // leadership with no key and no lease).
-  b.clock.nowMs += 6_000;
+  b.fakeClock.nowMs += 6_000;
   await b.expireLeases();
   await b.settle();
   assertStatus(candidate.error, 'NotFound', 'etcdserver: requested lease not found');
@@ -364,7 +364,7 @@ test('Observe starts from the current leader and follows it across a lease expir
     seen.map((r) => dec.decode(r.kv.value)),
     ['first'],
   );
-  b.clock.nowMs += 6_000;
+  b.fakeClock.nowMs += 6_000;
   await b.expireLeases();
   await b.settle();
   assert.ok(next.value);

@@ -1,6 +1,6 @@
 // The Lock service (reference b.12) called through its handlers over a MemoryBackend: FIFO
 // mutual exclusion by create revision, only the predecessor's deletion wakes a waiter, lease
-// expiry (by the injected clock and the backend's expiry pass) releases a lock and ends a
+// expiry (by the injected fakeClock and the backend's expiry pass) releases a lock and ends a
 // waiter's queueing, cancellation withdraws the waiter's key, and etcd's key layout and headers.
 // No test sleeps: `settle()` only lets the promise chains of the in-memory backend run.
 import assert from 'node:assert/strict';
@@ -15,16 +15,16 @@ import { MemoryBackend } from '../../src/server/api/memory-backend.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** A MemoryBackend on a fake clock that counts linearizable reads and open watch hubs. */
+/** A MemoryBackend on a fake fakeClock that counts linearizable reads and open watch hubs. */
 class TestBackend extends MemoryBackend {
-  readonly clock: { nowMs: number };
+  readonly fakeClock: { nowMs: number };
   reads = 0;
   openHubs = 0;
 
   constructor() {
-    const clock = { nowMs: 0 };
-    super({ nowMs: () => clock.nowMs });
-    this.clock = clock;
+    const fakeClock = { nowMs: 0 };
+    super({ nowMs: () => fakeClock.nowMs });
+    this.fakeClock = fakeClock;
     const m = this.machine;
     const open = m.openWatchHub.bind(m);
     const close = m.closeWatchHub.bind(m);
@@ -195,12 +195,12 @@ test('an expired holder lease releases the lock to the next waiter', async () =>
   await b.settle();
   assert.equal(waiter.done, false);
 
-  b.clock.nowMs += 4_000;
+  b.fakeClock.nowMs += 4_000;
   await b.expireLeases();
   await b.settle();
   assert.equal(waiter.done, false, 'not before the TTL');
 
-  b.clock.nowMs += 2_000;
+  b.fakeClock.nowMs += 2_000;
   await b.expireLeases();
   await b.settle();
   assert.equal(b.get(holder.key), undefined);
@@ -217,7 +217,7 @@ test('a waiter whose lease expires while queued gets "mutex: session is expired"
   const third = track(lock('ses', await b.grant(60)));
   await b.settle();
 
-  b.clock.nowMs += 6_000;
+  b.fakeClock.nowMs += 6_000;
   await b.expireLeases();
   await b.settle();
   // etcd would keep the doomed waiter queued until the holder goes (reference b.14, #19597).
@@ -301,8 +301,8 @@ test('lease 0 queues under a fresh, unattended 60 s lease', async () => {
   assert.ok(kv);
   assert.notEqual(kv.lease, 0n);
   assert.equal(dec.decode(r.key), `zero/${kv.lease.toString(16)}`);
-  assert.equal(b.machine.leaseTimeToLive(kv.lease, b.clock.nowMs, false).grantedTtlSeconds, 60);
-  b.clock.nowMs += 61_000;
+  assert.equal(b.machine.leaseTimeToLive(kv.lease, b.fakeClock.nowMs, false).grantedTtlSeconds, 60);
+  b.fakeClock.nowMs += 61_000;
   await b.expireLeases();
   assert.equal(b.get(r.key), undefined);
 });

@@ -59,14 +59,14 @@ async function until(what: string, cond: () => boolean, timeoutMs = 10_000): Pro
 }
 
 function put(node: EtcdNode, key: string, value: string): Promise<EtcdResult> {
-  return node.propose({
+  return node.member.propose({
     type: 'put',
     request: { key: enc.encode(key), value: enc.encode(value) },
   });
 }
 
 function get(node: EtcdNode, key: string): string | undefined {
-  const r = node.machine.range({ key: enc.encode(key) });
+  const r = node.member.machine.range({ key: enc.encode(key) });
   assert.ok('kvs' in r);
   const kv = r.kvs[0];
   return kv ? dec.decode(kv.value) : undefined;
@@ -80,7 +80,7 @@ test('a 3-member cluster elects a leader, forwards follower writes and survives 
     const leader = nodes.find((n) => n.isLeader);
     const follower = nodes.find((n) => !n.isLeader);
     assert.ok(leader && follower);
-    await until('every member knows the leader', () => nodes.every((n) => n.hasLeader()));
+    await until('every member knows the leader', () => nodes.every((n) => n.member.hasLeader()));
 
     const r1 = await put(leader, 'a', '1');
     assert.equal(r1.type, 'put');
@@ -88,28 +88,33 @@ test('a 3-member cluster elects a leader, forwards follower writes and survives 
     const r2 = await put(follower, 'b', '2');
     assert.equal(r2.type, 'put');
     assert.equal(get(follower, 'b'), '2');
-    await follower.readBarrier();
+    await follower.member.readBarrier();
     assert.equal(get(follower, 'a'), '1');
 
     // Leases: granted through a follower, TTL read from the leader's clock.
-    const g = await follower.propose({ type: 'leaseGrant', id: 0n, ttlSeconds: 30, nowMs: 0 });
+    const g = await follower.member.propose({
+      type: 'leaseGrant',
+      id: 0n,
+      ttlSeconds: 30,
+      nowMs: 0,
+    });
     assert.equal(g.type, 'leaseGrant');
     if (g.type !== 'leaseGrant') return;
-    const ttl = await follower.leaseTimeToLive(g.response.id, false);
+    const ttl = await follower.member.leaseTimeToLive(g.response.id, false);
     assert.ok(ttl.ttlSeconds >= 28 && ttl.ttlSeconds <= 30, `ttl ${ttl.ttlSeconds}`);
-    const ka = await follower.leaseKeepAlive(g.response.id);
+    const ka = await follower.member.leaseKeepAlive(g.response.id);
     assert.equal(ka.ttlSeconds, 30);
-    const unknown = await follower.leaseKeepAlive(12345n);
+    const unknown = await follower.member.leaseKeepAlive(12345n);
     assert.equal(unknown.ttlSeconds, 0);
 
     // Enough writes to take snapshots (snapshotCount 50), then restart everyone from disk.
     for (let i = 0; i < 120; i++) await put(nodes[i % 3] as EtcdNode, `k${i % 7}`, `v${i}`);
-    const revision = leader.machine.revision;
+    const revision = leader.member.machine.revision;
     await until('members list their client URLs', () =>
-      nodes.every((n) => n.members().every((m) => m.clientUrls.length === 1)),
+      nodes.every((n) => n.member.members().every((m) => m.clientUrls.length === 1)),
     );
     assert.deepEqual(
-      leader
+      leader.member
         .members()
         .map((m) => m.name)
         .sort(),
@@ -119,10 +124,10 @@ test('a 3-member cluster elects a leader, forwards follower writes and survives 
     nodes = await Promise.all(cfgs.map((c) => EtcdNode.start(c)));
     await until('a leader after restart', () => nodes.some((n) => n.isLeader));
     const again = nodes.find((n) => n.isLeader) as EtcdNode;
-    await again.readBarrier();
-    assert.ok(again.machine.revision >= revision);
+    await again.member.readBarrier();
+    assert.ok(again.member.machine.revision >= revision);
     for (const n of nodes) {
-      await n.readBarrier();
+      await n.member.readBarrier();
       assert.equal(get(n, 'a'), '1');
       assert.equal(get(n, 'b'), '2');
       assert.equal(get(n, 'k6'), 'v118');
@@ -138,12 +143,12 @@ test('a lease expires through a revoke the leader proposes, deleting its keys', 
   try {
     await until('a leader', () => nodes.some((n) => n.isLeader));
     const n = nodes[0] as EtcdNode;
-    const g = await n.propose({ type: 'leaseGrant', id: 0n, ttlSeconds: 1, nowMs: 0 });
+    const g = await n.member.propose({ type: 'leaseGrant', id: 0n, ttlSeconds: 1, nowMs: 0 });
     assert.equal(g.type, 'leaseGrant');
     if (g.type !== 'leaseGrant') return;
     // The minimum TTL is raised as etcd does.
     const id = g.response.id;
-    await n.propose({
+    await n.member.propose({
       type: 'put',
       request: { key: enc.encode('eph'), value: enc.encode('x'), lease: id },
     });
@@ -151,7 +156,7 @@ test('a lease expires through a revoke the leader proposes, deleting its keys', 
     await until('the leased key to vanish on every member', () =>
       nodes.every((m) => get(m, 'eph') === undefined),
     );
-    const ttl = await n.leaseTimeToLive(id, false);
+    const ttl = await n.member.leaseTimeToLive(id, false);
     assert.equal(ttl.ttlSeconds, -1);
   } finally {
     await Promise.all(nodes.map((m) => m.stop()));
@@ -171,7 +176,7 @@ test('a member added at run time joins from a snapshot, serves, and can be remov
     const fourth = cfgs[3] as NodeConfig;
     const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
     // Through a follower: forwarded to the leader.
-    const added = await follower.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false);
+    const added = await follower.member.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false);
     // As `etcdctl member add` instructs: no --initial-cluster-token (so the default one).
     joiner = await EtcdNode.start({
       ...fourth,
@@ -181,19 +186,24 @@ test('a member added at run time joins from a snapshot, serves, and can be remov
     const j = joiner;
     await until(
       'the new member to catch up',
-      () => j.machine.revision === follower.machine.revision,
+      () => j.member.machine.revision === follower.member.machine.revision,
     );
-    assert.equal(joiner.clusterId, follower.clusterId);
+    assert.equal(joiner.member.clusterId, follower.member.clusterId);
     assert.equal(get(joiner, 'j4'), 'v29');
     await put(joiner, 'from-joiner', 'yes');
     assert.equal(get(joiner, 'from-joiner'), 'yes');
-    await until('four members everywhere', () => nodes.every((n) => n.members().length === 4));
-    await assert.rejects(follower.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false), {
-      message: 'etcdserver: Peer URLs already exists',
-    });
-    await follower.memberRemove(added.id);
-    await until('three members again', () => nodes.every((n) => n.members().length === 3));
-    await assert.rejects(follower.memberRemove(added.id), {
+    await until('four members everywhere', () =>
+      nodes.every((n) => n.member.members().length === 4),
+    );
+    await assert.rejects(
+      follower.member.memberAdd(fourth.initialCluster[3]?.peerUrls ?? [], false),
+      {
+        message: 'etcdserver: Peer URLs already exists',
+      },
+    );
+    await follower.member.memberRemove(added.id);
+    await until('three members again', () => nodes.every((n) => n.member.members().length === 3));
+    await assert.rejects(follower.member.memberRemove(added.id), {
       message: 'etcdserver: member not found',
     });
     await put(follower, 'after-remove', 'ok');
@@ -208,29 +218,34 @@ test('keepalives on the leader keep a lease alive without log entries; then it e
   try {
     await until('a leader', () => nodes.some((n) => n.isLeader));
     const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
-    const g = await follower.propose({ type: 'leaseGrant', id: 0n, ttlSeconds: 2, nowMs: 0 });
+    const g = await follower.member.propose({
+      type: 'leaseGrant',
+      id: 0n,
+      ttlSeconds: 2,
+      nowMs: 0,
+    });
     assert.ok(g.type === 'leaseGrant');
     const id = g.response.id;
-    await follower.propose({
+    await follower.member.propose({
       type: 'put',
       request: { key: enc.encode('kept'), value: enc.encode('x'), lease: id },
     });
-    const indexBefore = follower.status().raftIndex;
+    const indexBefore = follower.member.status().raftIndex;
     // Renew every 500 ms for two TTLs: the key must stay.
     const renewUntil = performance.now() + 4000;
     while (performance.now() < renewUntil) {
-      const ka = await follower.leaseKeepAlive(id);
+      const ka = await follower.member.leaseKeepAlive(id);
       assert.equal(ka.ttlSeconds, 2);
       assert.equal(get(follower, 'kept'), 'x');
       await new Promise((r) => setTimeout(r, 500));
     }
-    assert.ok(follower.status().raftIndex - indexBefore < 4, 'renewals are not log entries');
-    const ttl = await follower.leaseTimeToLive(id, false);
+    assert.ok(follower.member.status().raftIndex - indexBefore < 4, 'renewals are not log entries');
+    const ttl = await follower.member.leaseTimeToLive(id, false);
     assert.ok(ttl.ttlSeconds >= 1, `remaining ${ttl.ttlSeconds}`);
     await until('the lease to expire once renewals stop', () =>
       nodes.every((n) => get(n, 'kept') === undefined),
     );
-    assert.equal((await follower.leaseKeepAlive(id)).ttlSeconds, 0);
+    assert.equal((await follower.member.leaseKeepAlive(id)).ttlSeconds, 0);
   } finally {
     await Promise.all(nodes.map((m) => m.stop()));
   }

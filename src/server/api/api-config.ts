@@ -42,6 +42,3 @@ export const DEFAULT_CLIENT_API_CONFIG: ClientApiConfig = Object.freeze({
   streamRequestsQueuedMax: 64,
   shutdownGraceMs: 2000,
 });
-
-/** The server version clients see (Status, /version): Go clients refuse versions below 3.2. */
-export const SERVER_VERSION = '3.4.0';

@@ -8,7 +8,7 @@ import {
   ERR_STOPPED,
 } from '../../core/state/etcd-errors.js';
 import type { ClientApiConfig } from './api-config.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallInfo } from './convert.js';
 import type { Logger } from './log.js';
 import type { ApiStatus } from './status.js';

@@ -7,7 +7,7 @@ import * as net from 'node:net';
 import { AuthorityFixStream, SERVER_PREFACE_SETTINGS, sniffH2 } from './h2-authority.js';
 import type { ClientApiConfig } from './api-config.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import { CallTracker } from './call-scope.js';
 import { createGateway } from './gateway.js';
 import { createGrpcServer } from './grpc-server.js';

@@ -22,7 +22,7 @@ import type {
   WatchEvent,
 } from '../../core/state/kv-types.js';
 import { ERR_INVALID_SORT_OPTION } from '../../core/state/etcd-errors.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import { ApiError } from './status.js';
 import type { WireObject } from './wire-read.js';
 import {

@@ -13,7 +13,7 @@ import {
 } from '../../core/state/etcd-errors.js';
 import { bytesEqual, prefixEnd } from '../../core/state/key-range.js';
 import type { KeyValue, LeaseId, ResponseHeader, ResponseOp } from '../../core/state/kv-types.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiStatus, CallInfo, ServiceHandlers, WireObject } from './convert.js';
 import {
   ApiError,

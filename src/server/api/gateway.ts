@@ -6,9 +6,9 @@
 // `{"error", "code", "message"}`.
 import type * as http from 'node:http';
 import type protobuf from 'protobufjs';
-import { SERVER_VERSION } from './api-config.js';
+import { SERVER_VERSION } from '../../replica/member/backend.js';
 import type { ClientApiConfig } from './api-config.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallScope, CallTracker } from './call-scope.js';
 import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';

@@ -1,6 +1,6 @@
 // Every method's handler by full gRPC path, built from the services' handler records. Both
 // transports (gRPC and the JSON gateway) dispatch through one table, so they serve the same code.
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ClientApiConfig } from './api-config.js';
 import { clusterHandlers } from './cluster-service.js';
 import type {

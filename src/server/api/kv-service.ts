@@ -3,7 +3,7 @@
 // machine at once. Txns that write go through the log; read-only ones are served like reads
 // (etcd's isTxnReadonly path), evaluated on the applied state by the code apply would run.
 import { isReadOnlyTxn } from '../../core/state/txn.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
 import {
   fromProtoCompactionRequest,

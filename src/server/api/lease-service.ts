@@ -1,7 +1,7 @@
 // etcdserverpb.Lease (reference b.9). Grant and Revoke go through the log; TimeToLive and
 // KeepAlive are answered by the leader's clock through the backend; Leases reads the applied
 // table after the read barrier.
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService, BidiCall } from './convert.js';
 import {
   asMessage,

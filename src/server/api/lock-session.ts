@@ -13,7 +13,7 @@ import type {
   TxnRequest,
   TxnResponse,
 } from '../../core/state/kv-types.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import { createRevisionIs, deleteOp, getOp, putOp, queuePrefix, waiterKey } from './lock-keys.js';
 import { expectResult, expectValue } from './results.js';
 import { ApiError, statusOf } from './status.js';

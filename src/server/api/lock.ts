@@ -8,7 +8,7 @@
 import { ERR_SESSION_EXPIRED } from '../../core/state/etcd-errors.js';
 import type { LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
 import { EMPTY_BYTES } from '../../core/state/kv-types.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallInfo, ServiceHandlers } from './convert.js';
 import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
 import { firstCreated, getOp, queuePrefix } from './lock-keys.js';

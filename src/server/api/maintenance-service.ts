@@ -3,7 +3,7 @@
 // (the space quota refuses writes without a sticky NOSPACE alarm), so GET lists none and
 // ACTIVATE/DEACTIVATE are accepted as no-ops. Defragment has nothing to do in memory; Hash is the
 // machine's digest. HashKV, Snapshot, MoveLeader and Downgrade are not offered yet.
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
 import { toProtoHeader } from './convert.js';
 import { ApiError, unimplemented } from './status.js';

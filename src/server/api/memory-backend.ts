@@ -1,5 +1,5 @@
 // A single-member KvBackend with no Raft and no disk: commands apply at once to an EtcdMachine.
-// For the API layer's tests and examples; the real node is src/server/node.ts.
+// For the API layer's tests and examples; the real member is src/replica/member/member.ts.
 import type { Command } from '../../core/state/command.js';
 import { encodeCommand } from '../../core/state/command.js';
 import type { EtcdResult } from '../../core/state/etcd-machine.js';
@@ -11,8 +11,10 @@ import type {
   LeaseTimeToLiveResponse,
 } from '../../core/state/kv-types.js';
 import type { LogIndex } from '../../core/base/units.js';
-import type { KvBackend, MemberInfo, NodeStatus } from './backend.js';
+import type { KvBackend, MemberInfo, NodeStatus } from '../../replica/member/backend.js';
 import { ApiError } from './status.js';
+import type { Clock } from '../../replica/io.js';
+import { monotonicClock } from '../clock.js';
 
 export interface MemoryBackendOptions {
   /** Monotonic milliseconds; tests pass a fake. */
@@ -24,6 +26,8 @@ export class MemoryBackend implements KvBackend {
   readonly clusterId = 0x1000n;
   readonly memberId = 0x1n;
   readonly machine = new EtcdMachine();
+  /** Real timers; `nowMs` may be a test's fake. */
+  readonly clock: Clock;
   private index = 0;
   private readonly nowMs: () => number;
   private readonly clientUrls: readonly string[];
@@ -31,6 +35,7 @@ export class MemoryBackend implements KvBackend {
 
   constructor(opts: MemoryBackendOptions = {}) {
     this.nowMs = opts.nowMs ?? (() => performance.now());
+    this.clock = { ...monotonicClock, nowMs: this.nowMs };
     this.clientUrls = opts.clientUrls ?? [];
   }
 

@@ -8,7 +8,7 @@
 //    left and that the waiter's own key is still the one it queued with, so a Campaign or Lock
 //    never succeeds without a key and a lease (#19597's phantom leadership, #11456).
 import type { ResponseHeader } from '../../core/state/kv-types.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import { lastCreatedAtOrBelow } from './lock-keys.js';
 import { rangeNow } from './lock-session.js';
 import { MachineWatch } from './wait-watch.js';

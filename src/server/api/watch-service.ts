@@ -6,7 +6,7 @@
 import type { WatchCreateRequest, WatchFilter, WatchResponse } from '../../core/state/watch-hub.js';
 import type { WatchEvent } from '../../core/state/kv-types.js';
 import type { ClientApiConfig } from './api-config.js';
-import type { KvBackend } from './backend.js';
+import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService, BidiCall, WireObject } from './convert.js';
 import {
   asMessage,
@@ -108,10 +108,10 @@ class WatchStream {
     const signal = this.call.info.signal;
     const onAbort = (): void => this.poke();
     signal.addEventListener('abort', onAbort);
-    const progress = setInterval(() => {
+    const stopProgress = this.backend.clock.every(this.config.watchProgressIntervalMs, () => {
       this.hub.progressTick();
       this.poke();
-    }, this.config.watchProgressIntervalMs);
+    });
     // The reader runs beside the sender; its failure is picked up by the loop below.
     const reader = this.readRequests().catch((error: unknown) => {
       this.failure = { error };
@@ -124,7 +124,7 @@ class WatchStream {
         await this.idle(this.config.watchDrainIntervalMs);
       }
     } finally {
-      clearInterval(progress);
+      stopProgress();
       signal.removeEventListener('abort', onAbort);
       this.backend.machine.closeWatchHub(this.hub);
       await reader;
@@ -178,11 +178,11 @@ class WatchStream {
   private idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        cancel();
         if (this.wake === done) this.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const cancel = this.backend.clock.after(ms, done);
       this.wake = done;
       if (this.call.info.signal.aborted || this.failure !== undefined) done();
     });

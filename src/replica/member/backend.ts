@@ -1,7 +1,7 @@
-// What the client API (gRPC services and the JSON gateway) needs from a node. The API layer only
+// What the client API (gRPC services and the JSON gateway) needs from a member. The API layer only
 // translates between the wire and these calls; everything that decides (ordering, durability,
-// leadership, lease time) sits behind this interface in the node. Tests implement it with a
-// single in-memory EtcdMachine.
+// leadership, lease time) sits behind this interface in the member (member.ts), which the server
+// and the simulator both run. The API's own tests implement it with a single in-memory EtcdMachine.
 import type { Command } from '../../core/state/command.js';
 import type { EtcdMachine, EtcdResult } from '../../core/state/etcd-machine.js';
 import type {
@@ -9,6 +9,10 @@ import type {
   LeaseKeepAliveResponse,
   LeaseTimeToLiveResponse,
 } from '../../core/state/kv-types.js';
+import type { Clock } from '../io.js';
+
+/** The version Status reports; etcd clients parse it as semver, and Go clients refuse < 3.2. */
+export const SERVER_VERSION = '3.4.0';
 
 /** A cluster member as MemberList shows it. IDs are uint64 on the wire. */
 export interface MemberInfo {
@@ -41,6 +45,8 @@ export interface NodeStatus {
  */
 export interface KvBackend {
   readonly clusterId: bigint;
+  /** The member's monotonic clock: the API layer's timers (watch progress, drains) run on it. */
+  readonly clock: Clock;
   readonly memberId: bigint;
   /** The node's current Raft term, for response headers. */
   raftTerm(): number;

@@ -3,7 +3,7 @@
 // the same --initial-cluster without talking. Ours are 48-bit, so that the Raft core can keep
 // node IDs as exact JavaScript numbers; on the wire they are uint64 like etcd's.
 import { createHash } from 'node:crypto';
-import { nodeId, type NodeId } from '../core/base/units.js';
+import { nodeId, type NodeId } from '../../core/base/units.js';
 
 function hash48(text: string): number {
   const d = createHash('sha256').update(text).digest();
@@ -22,3 +22,6 @@ export function clusterIdOf(memberIds: readonly NodeId[], token: string): bigint
 export function hexId(id: bigint | number): string {
   return BigInt(id).toString(16);
 }
+
+/** The token in the IDs of members added at run time (MemberAdd and the joiner agree on it). */
+export const JOINED_MEMBER_TOKEN = '';

@@ -1,15 +1,15 @@
 // The state a tenure node replicates: the etcd key space plus the member table (names, peer and
 // client URLs), which etcd also keeps in its Raft log so that every member learns how to reach a
 // new one and what to show in MemberList. An entry's first byte says which of the two it is for.
-import { assert } from '../core/base/assert.js';
-import { FNV_OFFSET, fnvString } from '../core/base/hash.js';
-import type { LogIndex } from '../core/base/units.js';
-import type { EtcdResult } from '../core/state/etcd-machine.js';
-import { EtcdMachine } from '../core/state/etcd-machine.js';
-import type { StateMachine } from '../core/state/machine.js';
-import { decodeTagged, encodeTagged } from '../core/state/tagged-json.js';
-import type { Command } from '../core/state/command.js';
-import { encodeCommand } from '../core/state/command.js';
+import { assert } from '../../core/base/assert.js';
+import { FNV_OFFSET, fnvString } from '../../core/base/hash.js';
+import type { LogIndex } from '../../core/base/units.js';
+import type { EtcdResult } from '../../core/state/etcd-machine.js';
+import { EtcdMachine } from '../../core/state/etcd-machine.js';
+import type { StateMachine } from '../../core/state/machine.js';
+import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
+import type { Command } from '../../core/state/command.js';
+import { encodeCommand } from '../../core/state/command.js';
 
 const TAG_ETCD = 0;
 const TAG_MEMBER = 1;

@@ -1,0 +1,167 @@
+// The frames of request forwarding between members (forwarder.ts), as bytes: a binary header (kind,
+// request ID, the deadline, the operation) and the operation's own encoding — a command in its log
+// encoding (core/state/command.ts: binary for a put), anything else in tagged JSON. Answers carry
+// the outcome as one of three kinds, so the asker knows whether the request may have been done.
+import type { NodeId } from '../../core/base/units.js';
+import type { Command } from '../../core/state/command.js';
+import { decodeCommand, encodeCommand } from '../../core/state/command.js';
+import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
+import type { LeaseId } from '../../core/state/kv-types.js';
+import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
+import { ByteReader, ByteWriter } from '../bytes.js';
+import type { MemberCommand } from './server-machine.js';
+
+/** What a follower asks the leader to do. */
+export type ForwardOp =
+  | { readonly op: 'propose'; readonly cmd: Command }
+  | { readonly op: 'member'; readonly cmd: MemberCommand }
+  | { readonly op: 'timeToLive'; readonly id: LeaseId; readonly keys: boolean }
+  | { readonly op: 'keepAlive'; readonly id: LeaseId }
+  | { readonly op: 'memberAdd'; readonly peerUrls: readonly string[]; readonly isLearner: boolean }
+  | { readonly op: 'memberRemove'; readonly id: bigint };
+
+/**
+ * A request's outcome as the leader (or the asker, when no answer came) knows it:
+ * - `done`: it was done; `index` is the log index a follower must apply before answering its
+ *   client (so that a read there after it sees it);
+ * - `refused`: it was certainly not done and never will be (safe to ask again);
+ * - `unknown`: it may have been done, or may still be (a proposal whose fate was not seen).
+ */
+export type ForwardAnswer =
+  | { readonly kind: 'done'; readonly value: unknown; readonly index: number }
+  | { readonly kind: 'refused'; readonly error: EtcdError }
+  | { readonly kind: 'unknown'; readonly error: EtcdError };
+
+export type Frame =
+  | {
+      readonly kind: 'request';
+      readonly id: number;
+      /** Past this reading of the receiver's clock the asker no longer waits: do not start it. */
+      readonly deadlineMs: number;
+      readonly body: ForwardOp;
+    }
+  | { readonly kind: 'answer'; readonly id: number; readonly answer: ForwardAnswer };
+
+const KIND_REQUEST = 1;
+const KIND_ANSWER = 2;
+const OPS = ['propose', 'member', 'timeToLive', 'keepAlive', 'memberAdd', 'memberRemove'] as const;
+const ANSWERS = ['done', 'refused', 'unknown'] as const;
+
+const text = new TextEncoder();
+const untext = new TextDecoder();
+
+export class FrameDecodeError extends Error {
+  override readonly name = 'FrameDecodeError';
+  readonly code = 'BAD_FORWARD_FRAME';
+}
+
+export function encodeFrame(f: Frame): Uint8Array {
+  const w = new ByteWriter();
+  if (f.kind === 'request') {
+    w.u8(KIND_REQUEST);
+    w.f64(f.id);
+    w.f64(f.deadlineMs);
+    const b = f.body;
+    w.u8(OPS.indexOf(b.op));
+    switch (b.op) {
+      case 'propose':
+        w.bytes(encodeCommand(b.cmd));
+        break;
+      case 'member':
+        w.bytes(encodeTagged(b.cmd));
+        break;
+      case 'timeToLive':
+        w.bytes(text.encode(b.id.toString()));
+        w.u8(b.keys ? 1 : 0);
+        break;
+      case 'keepAlive':
+        w.bytes(text.encode(b.id.toString()));
+        break;
+      case 'memberAdd':
+        w.bytes(encodeTagged({ peerUrls: b.peerUrls, isLearner: b.isLearner }));
+        break;
+      case 'memberRemove':
+        w.bytes(text.encode(b.id.toString()));
+        break;
+    }
+    return w.done();
+  }
+  w.u8(KIND_ANSWER);
+  w.f64(f.id);
+  const a = f.answer;
+  w.u8(ANSWERS.indexOf(a.kind));
+  if (a.kind === 'done') {
+    w.f64(a.index);
+    w.bytes(encodeTagged(a.value ?? null));
+  } else {
+    w.bytes(text.encode(a.error.code));
+    w.bytes(text.encode(a.error.message));
+  }
+  return w.done();
+}
+
+/** Decode a frame; throws FrameDecodeError for anything malformed (a peer bug, never trusted). */
+export function decodeFrame(bytes: Uint8Array): Frame {
+  try {
+    return decodeInner(bytes);
+  } catch (e) {
+    if (e instanceof FrameDecodeError) throw e;
+    throw new FrameDecodeError(e instanceof Error ? e.message : String(e));
+  }
+}
+
+function decodeInner(bytes: Uint8Array): Frame {
+  const r = new ByteReader(bytes);
+  const kind = r.u8();
+  const id = r.f64();
+  if (kind === KIND_REQUEST) {
+    const deadlineMs = r.f64();
+    const op = OPS[r.u8()];
+    const body = decodeOp(op, r);
+    return { kind: 'request', id, deadlineMs, body };
+  }
+  if (kind !== KIND_ANSWER) throw new FrameDecodeError(`unknown frame kind ${kind}`);
+  const outcome = ANSWERS[r.u8()];
+  if (outcome === undefined) throw new FrameDecodeError('unknown answer kind');
+  if (outcome === 'done') {
+    const index = r.f64();
+    const value: unknown = decodeTagged(r.bytes());
+    return { kind: 'answer', id, answer: { kind: 'done', value, index } };
+  }
+  const code = untext.decode(r.bytes()) as GrpcCode;
+  const message = untext.decode(r.bytes());
+  return { kind: 'answer', id, answer: { kind: outcome, error: { code, message } } };
+}
+
+function decodeOp(op: (typeof OPS)[number] | undefined, r: ByteReader): ForwardOp {
+  switch (op) {
+    case 'propose': {
+      const cmd = decodeCommand(r.bytes());
+      if (cmd === null) throw new FrameDecodeError('forwarded command does not decode');
+      return { op, cmd };
+    }
+    case 'member':
+      return { op, cmd: decodeTagged(r.bytes()) as MemberCommand };
+    case 'timeToLive': {
+      const id = BigInt(untext.decode(r.bytes()));
+      return { op, id, keys: r.u8() === 1 };
+    }
+    case 'keepAlive':
+      return { op, id: BigInt(untext.decode(r.bytes())) };
+    case 'memberAdd': {
+      const v = decodeTagged(r.bytes()) as { peerUrls: string[]; isLearner: boolean };
+      return { op, peerUrls: v.peerUrls, isLearner: v.isLearner };
+    }
+    case 'memberRemove':
+      return { op, id: BigInt(untext.decode(r.bytes())) };
+    default:
+      throw new FrameDecodeError('unknown forwarded operation');
+  }
+}
+
+/** For logs and tests: a frame's kind, ID and operation in one line. */
+export function describeFrame(from: NodeId, f: Frame): string {
+  return f.kind === 'request'
+    ? `${from} asks #${f.id} ${f.body.op} until ${f.deadlineMs.toFixed(0)}`
+    : `${from} answers #${f.id} ${f.answer.kind}`;
+}

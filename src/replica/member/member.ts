@@ -1,0 +1,505 @@
+// One tenure member: the Replica loop over a disk and a transport, replicating a ServerMachine (the
+// etcd key space and the member table), with the decisions only a leader makes (the lease clock,
+// lease-clock.ts), request routing to the leader (leader-routing.ts, forwarder.ts) and member
+// changes (member-changes.ts). Written against Clock, Transport, PeerChannel and Disk only: the
+// server (src/server/node.ts) and the simulator (src/sim) run this same code. Implements
+// KvBackend, which the client API (src/server/api) is written on.
+import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
+import { prng as makePrng } from '../../core/base/prng.js';
+import { NONE, type LogIndex, type NodeId } from '../../core/base/units.js';
+import { PROPOSAL_BYTES_MAX } from '../../core/raft/limits.js';
+import type { Message } from '../../core/raft/types.js';
+import type { Command } from '../../core/state/command.js';
+import type { EtcdError } from '../../core/state/etcd-errors.js';
+import {
+  ERR_CANCELED,
+  ERR_LEADER_CHANGED,
+  ERR_MEMBER_NOT_FOUND,
+  ERR_NOT_LEADER,
+  ERR_NO_LEADER,
+  ERR_PEER_URL_EXIST,
+  ERR_REQUEST_TOO_LARGE,
+  ERR_STOPPED,
+  ERR_TOO_MANY_REQUESTS,
+} from '../../core/state/etcd-errors.js';
+import { EtcdMachine, type EtcdResult } from '../../core/state/etcd-machine.js';
+import type {
+  LeaseId,
+  LeaseKeepAliveResponse,
+  LeaseTimeToLiveResponse,
+} from '../../core/state/kv-types.js';
+import type { Cancel, Clock } from '../io.js';
+import { Replica, type ProposalOutcome, type ReadOutcome } from '../replica.js';
+import type { KvBackend, MemberInfo, NodeStatus } from './backend.js';
+import { SERVER_VERSION } from './backend.js';
+import type { ForwardAnswer, ForwardOp } from './forward-frame.js';
+import { Forwarder } from './forwarder.js';
+import { LeaderRouting } from './leader-routing.js';
+import { LEASE_EXPIRY_CHECK_MS, LeaseClock } from './lease-clock.js';
+import { MemberChanges } from './member-changes.js';
+import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
+import { etcdErrorOf, RequestError } from './request-error.js';
+import {
+  encodeEtcdEntry,
+  encodeMemberEntry,
+  ServerMachine,
+  type MemberCommand,
+  type MemberRecord,
+  type ServerResult,
+} from './server-machine.js';
+import { Waiters } from './waiters.js';
+
+type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
+
+const refused = (error: EtcdError): ForwardAnswer => ({ kind: 'refused', error });
+
+/** Errors of a member change that the leader gives before it proposes anything. */
+const MEMBER_CHANGE_REFUSALS: readonly EtcdError[] = [ERR_PEER_URL_EXIST, ERR_MEMBER_NOT_FOUND];
+
+export class Member implements KvBackend {
+  readonly memberId: bigint;
+  readonly machine: EtcdMachine;
+  readonly clock: Clock;
+  readonly id: NodeId;
+  readonly replica: Replica<ServerResult>;
+  private readonly sm: ServerMachine;
+  private readonly log: MemberLog;
+  private readonly mutants: Mutants;
+  private readonly waiters: Waiters;
+  private readonly forwarder: Forwarder;
+  private readonly routing: LeaderRouting;
+  private readonly leases: LeaseClock;
+  private readonly changes: MemberChanges;
+  private readonly leaderListeners = new Set<(leader: bigint) => void>();
+  private readonly memberTableListeners = new Set<() => void>();
+  private lastLeader: NodeId = NONE;
+  private lastRole = 'follower';
+  private stopped = false;
+  private readonly cancelTimers: Cancel[] = [];
+
+  constructor(
+    private readonly cfg: MemberConfig,
+    io: MemberIo,
+  ) {
+    this.id = cfg.id;
+    this.memberId = BigInt(cfg.id);
+    this.clock = io.clock;
+    this.log = io.log;
+    this.mutants = cfg.mutants ?? NO_MUTANTS;
+    const prng = makePrng(cfg.seed);
+    this.machine = new EtcdMachine();
+    this.sm = new ServerMachine(this.machine);
+    this.sm.onMembersChanged = () => {
+      for (const l of [...this.memberTableListeners]) l();
+    };
+    this.waiters = new Waiters(this.clock);
+    this.forwarder = new Forwarder(
+      io.peers,
+      this.clock,
+      prng.fork('forward-ids'),
+      // The asker's deadline bounds the work, and so does our own request timeout.
+      (op, deadlineMs) =>
+        this.serveLocal(op, Math.min(deadlineMs, this.clock.nowMs() + cfg.requestTimeoutMs)),
+      (e) =>
+        this.log.error(
+          { err: e instanceof Error ? e.stack : String(e) },
+          'forwarded request failed',
+        ),
+    );
+    const replica = (): Replica<ServerResult> => this.replica;
+    this.routing = new LeaderRouting({
+      replica,
+      forwarder: this.forwarder,
+      waiters: this.waiters,
+      clock: this.clock,
+      requestTimeoutMs: cfg.requestTimeoutMs,
+      heartbeatMs: cfg.heartbeatMs,
+      isStopped: () => this.stopped,
+      serveLocal: (op, deadlineMs) => this.serveLocal(op, deadlineMs),
+    });
+    this.leases = new LeaseClock({
+      replica,
+      machine: this.machine,
+      clock: this.clock,
+      electionMs: cfg.electionMs,
+      proposeRevoke: (id, ifExpiredAtMs) =>
+        this.propose({ type: 'leaseRevoke', id, ifExpiredAtMs }),
+      warn: (obj, msg) => this.log.warn(obj, msg),
+    });
+    this.changes = new MemberChanges({
+      replica,
+      sm: this.sm,
+      waiters: this.waiters,
+      nowMs: () => this.clock.nowMs(),
+      requestTimeoutMs: cfg.requestTimeoutMs,
+      heartbeatMs: cfg.heartbeatMs,
+      proposeMember: (cmd, signal) => this.proposeMember(cmd, signal),
+      checkLive: (signal) => this.checkLive(signal),
+    });
+    const tickMs = cfg.heartbeatMs;
+    const outer = io.observer ?? {};
+    this.replica = new Replica<ServerResult>(
+      {
+        id: cfg.id,
+        initialConf: cfg.initialConf,
+        tickMs,
+        electionTicks: Math.max(2, Math.round(cfg.electionMs / tickMs)),
+        heartbeatTicks: 1,
+        snapshotEntries: cfg.snapshotCount,
+        snapshotKeepEntries: cfg.snapshotKeepEntries ?? Math.min(5000, cfg.snapshotCount),
+        seed: prng.fork('replica').int(1, 2 ** 31),
+        batchReads: true,
+        leaderSendsBeforeSync: true,
+        mutants: this.mutants,
+        ...(cfg.entriesPerAppendMax !== undefined
+          ? { entriesPerAppendMax: cfg.entriesPerAppendMax }
+          : {}),
+        ...(cfg.inflightAppendsMax !== undefined
+          ? { inflightAppendsMax: cfg.inflightAppendsMax }
+          : {}),
+      },
+      this.sm,
+      this.clock,
+      io.transport,
+      io.disk,
+      {
+        onStart: (id, raft) => outer.onStart?.(id, raft),
+        // Observers run inside the Ready loop, before advance(): anything that proposes or
+        // answers clients waits for the loop to finish.
+        onSoftState: (id, s) => {
+          outer.onSoftState?.(id, s);
+          this.clock.after(0, () => this.onSoftState());
+        },
+        onApply: (id, e) => {
+          outer.onApply?.(id, e);
+          this.waiters.onApplied(e.index);
+        },
+        onPersistedHardState: (id, hs) => outer.onPersistedHardState?.(id, hs),
+        // Entries that arrive inside a snapshot are applied without onApply.
+        onRestoreSnapshot: (id, snap) => {
+          outer.onRestoreSnapshot?.(id, snap);
+          this.waiters.onApplied(snap.index);
+        },
+      },
+    );
+    this.cancelTimers.push(this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.leases.expire()));
+  }
+
+  // ---- Inputs from peers ----
+
+  /** A Raft message from a peer. */
+  receiveMessage(m: Message): void {
+    this.replica.receive(m);
+  }
+
+  /** A forwarding frame from a peer. */
+  receiveFrame(from: NodeId, frame: Uint8Array): void {
+    if (this.stopped) return;
+    this.forwarder.receive(from, frame);
+  }
+
+  // ---- KvBackend ----
+
+  get clusterId(): bigint {
+    return this.cfg.clusterId();
+  }
+
+  raftTerm(): number {
+    return this.replica.raft.term;
+  }
+
+  hasLeader(): boolean {
+    return this.replica.raft.leader !== NONE;
+  }
+
+  get isLeader(): boolean {
+    return this.replica.raft.role === 'leader';
+  }
+
+  get name(): string {
+    return this.cfg.name;
+  }
+
+  async propose(cmd: Command, signal?: AbortSignal): Promise<EtcdResult> {
+    // A proposal is not idempotent: once it may have been done it is never sent again.
+    return (await this.routing.run({ op: 'propose', cmd }, signal, 'never')) as EtcdResult;
+  }
+
+  async readBarrier(signal?: AbortSignal): Promise<void> {
+    const deadline = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    for (;;) {
+      this.checkLive(signal);
+      if (!this.hasLeader()) {
+        await this.waiters.untilLeaderChange(deadline, signal, ERR_NO_LEADER);
+        continue;
+      }
+      let forget: () => void = () => {};
+      const o = await this.waiters
+        .withDeadline(
+          new Promise<ReadOutcome>((resolve) => (forget = this.replica.read(resolve))),
+          deadline,
+          signal,
+        )
+        .catch((e: unknown) => {
+          forget();
+          throw e;
+        });
+      if (o.ok) return;
+      if (o.reason === 'busy') throw new RequestError(ERR_TOO_MANY_REQUESTS);
+      // notLeader: the leader changed before it confirmed; try again with the next one.
+    }
+  }
+
+  async leaseTimeToLive(
+    id: LeaseId,
+    keys: boolean,
+    signal?: AbortSignal,
+  ): Promise<LeaseTimeToLiveResponse> {
+    const v = await this.routing.run({ op: 'timeToLive', id, keys }, signal, 'safe');
+    return v as LeaseTimeToLiveResponse;
+  }
+
+  async leaseKeepAlive(id: LeaseId, signal?: AbortSignal): Promise<LeaseKeepAliveResponse> {
+    // Renewing twice is harmless, so a renewal whose answer was lost is asked again.
+    return (await this.routing.run(
+      { op: 'keepAlive', id },
+      signal,
+      'safe',
+    )) as LeaseKeepAliveResponse;
+  }
+
+  status(): NodeStatus {
+    const raft = this.replica.raft;
+    const conf = raft.conf();
+    return {
+      leader: BigInt(raft.leader),
+      raftIndex: raft.log.committed,
+      raftTerm: raft.term,
+      raftAppliedIndex: raft.log.applied,
+      dbSizeBytes: this.machine.sizeBytes,
+      dbSizeQuotaBytes: this.machine.quotaBytes,
+      isLearner: conf.learners.includes(this.id),
+      version: SERVER_VERSION,
+    };
+  }
+
+  members(): readonly MemberInfo[] {
+    const conf = this.replica.raft.conf();
+    const table = this.sm.memberTable();
+    const info = (id: NodeId, isLearner: boolean): MemberInfo => {
+      const rec = table.get(String(id));
+      const initial = this.cfg.initialMembers.get(id);
+      return {
+        id: BigInt(id),
+        name: rec?.name ?? initial?.name ?? '',
+        peerUrls: rec?.peerUrls ?? initial?.peerUrls ?? [],
+        clientUrls: rec?.clientUrls ?? [],
+        isLearner,
+      };
+    };
+    return [
+      ...conf.voters.map((id) => info(id, false)),
+      ...conf.learners.map((id) => info(id, true)),
+    ];
+  }
+
+  /** The replicated member table (names and URLs), for the server's peer transport. */
+  memberTable(): ReadonlyMap<string, MemberRecord> {
+    return this.sm.memberTable();
+  }
+
+  /** Called whenever the replicated member table changes. */
+  onMemberTableChange(listener: () => void): () => void {
+    this.memberTableListeners.add(listener);
+    return () => this.memberTableListeners.delete(listener);
+  }
+
+  async memberAdd(
+    peerUrls: readonly string[],
+    isLearner: boolean,
+    signal?: AbortSignal,
+  ): Promise<MemberInfo> {
+    const op: ForwardOp = { op: 'memberAdd', peerUrls, isLearner };
+    return (await this.routing.run(op, signal, 'safe')) as MemberInfo;
+  }
+
+  async memberRemove(id: bigint, signal?: AbortSignal): Promise<void> {
+    await this.routing.run({ op: 'memberRemove', id }, signal, 'safe');
+  }
+
+  onLeaderChange(listener: (leader: bigint) => void): () => void {
+    this.leaderListeners.add(listener);
+    return () => this.leaderListeners.delete(listener);
+  }
+
+  // ---- Lifecycle ----
+
+  /** Stop taking part and answer everything waiting (`server stopped`). The disk stays as it is. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const c of this.cancelTimers) c();
+    this.leases.stop();
+    this.replica.stop(true);
+    this.forwarder.close(ERR_STOPPED);
+    this.waiters.stop();
+  }
+
+  /**
+   * Stop as a crash does: no more ticks, messages or applies, and nothing answered (a crashed
+   * process tells nobody). For the simulator; the server's crash is the process dying.
+   */
+  halt(): void {
+    this.stopped = true;
+    for (const c of this.cancelTimers) c();
+    this.leases.stop();
+    this.replica.stop(false);
+  }
+
+  // ---- Writes ----
+
+  private async proposeMember(cmd: MemberCommand, signal?: AbortSignal): Promise<void> {
+    await this.routing.run({ op: 'member', cmd }, signal, 'never');
+  }
+
+  /** Encode for the log, stamping lease commands with this leader's clock (the only clock lease deadlines are kept on). */
+  private encodeOp(op: ProposeOp): Uint8Array {
+    if (op.op === 'member') return encodeMemberEntry(op.cmd);
+    const c = op.cmd;
+    if (c.type === 'leaseGrant' || c.type === 'leaseKeepAlive' || c.type === 'leaseRefreshAll')
+      return encodeEtcdEntry({ ...c, nowMs: this.clock.nowMs() });
+    return encodeEtcdEntry(c);
+  }
+
+  private proposeLocal(op: ProposeOp): Promise<ProposalOutcome<ServerResult>> | ForwardAnswer {
+    const data = this.encodeOp(op);
+    // The API layer admits requests by their wire size; the log entry may still be over the
+    // core's limit, which is the client's request being too large.
+    if (data.length > PROPOSAL_BYTES_MAX) return refused(ERR_REQUEST_TOO_LARGE);
+    return new Promise((resolve) => this.replica.propose(data, resolve));
+  }
+
+  /**
+   * The leader's side of a request, forwarded or its own; `deadlineMs` (on our clock) bounds its
+   * waits. Expected failures come back as typed answers, never as exceptions.
+   */
+  private async serveLocal(op: ForwardOp, deadlineMs: number): Promise<ForwardAnswer> {
+    if (this.stopped) return refused(ERR_STOPPED);
+    if (this.replica.raft.role !== 'leader') return refused(ERR_NOT_LEADER);
+    const applied = (): number => this.replica.raft.log.applied;
+    switch (op.op) {
+      case 'memberAdd':
+      case 'memberRemove':
+        try {
+          const value =
+            op.op === 'memberAdd'
+              ? await this.changes.add(op.peerUrls, op.isLearner)
+              : (await this.changes.remove(op.id), null);
+          return { kind: 'done', value, index: applied() };
+        } catch (e) {
+          const known = etcdErrorOf(e);
+          if (known === null) throw e;
+          const definite = MEMBER_CHANGE_REFUSALS.some((r) => r.message === known.message);
+          return definite ? refused(known) : { kind: 'unknown', error: known };
+        }
+      case 'keepAlive':
+        if (!(await this.leaseClockReady(deadlineMs))) return refused(ERR_NOT_LEADER);
+        return { kind: 'done', value: this.leases.renew(op.id), index: applied() };
+      case 'timeToLive':
+        // Deadlines are on this leader's clock only once its refresh applied; and a deposed
+        // leader must not report a lease the new one revoked (ReadIndex confirms we lead).
+        if (!(await this.leaseClockReady(deadlineMs))) return refused(ERR_NOT_LEADER);
+        try {
+          await this.readBarrier();
+        } catch (e) {
+          const known = etcdErrorOf(e);
+          if (known === null) throw e;
+          return refused(known);
+        }
+        return { kind: 'done', value: this.leases.timeToLive(op.id, op.keys), index: applied() };
+      case 'propose':
+      case 'member': {
+        if (usesLeaseClock(op) && !(await this.leaseClockReady(deadlineMs)))
+          return refused(ERR_NOT_LEADER);
+        const p = this.proposeLocal(op);
+        if (!(p instanceof Promise)) return p;
+        const o = await p;
+        if (o.ok) return { kind: 'done', value: o.result, index: o.index };
+        if (o.reason === 'notLeader') return refused(ERR_NOT_LEADER);
+        if (o.reason === 'busy') return refused(ERR_TOO_MANY_REQUESTS);
+        // Dropped: our leadership ended with the entry in our log; the next leader may commit it.
+        return { kind: 'unknown', error: ERR_LEADER_CHANGED };
+      }
+    }
+  }
+
+  /** On the leader: wait until its lease clock is in force. False if it stopped leading. */
+  private async leaseClockReady(deadlineMs: number): Promise<boolean> {
+    for (;;) {
+      if (this.replica.raft.role !== 'leader') return false;
+      if (this.leases.ready) return true;
+      this.leases.ensureRefresh();
+      try {
+        await this.waiters.sleep(this.cfg.heartbeatMs, deadlineMs, undefined);
+      } catch {
+        return false;
+      }
+    }
+  }
+
+  // ---- Events ----
+
+  private onSoftState(): void {
+    const raft = this.replica.raft;
+    if (raft.role === 'leader' && this.lastRole !== 'leader') {
+      this.log.info({ term: raft.term }, 'became leader');
+      this.leases.ensureRefresh();
+    }
+    if (raft.role !== 'leader' && this.lastRole === 'leader')
+      this.log.info({ term: raft.term, leader: raft.leader.toString(16) }, 'stepped down');
+    this.lastRole = raft.role;
+    if (raft.leader !== this.lastLeader) {
+      // Requests forwarded to the old leader may or may not have been done: the client hears so
+      // now rather than at the deadline.
+      if (this.lastLeader !== NONE) this.forwarder.failTo(this.lastLeader, ERR_LEADER_CHANGED);
+      this.lastLeader = raft.leader;
+      if (raft.leader === NONE) this.log.warn({ term: raft.term }, 'no leader');
+      else this.log.info({ term: raft.term, leader: raft.leader.toString(16) }, 'leader elected');
+      for (const l of [...this.leaderListeners]) l(BigInt(raft.leader));
+      this.waiters.onLeaderChange();
+      if (raft.leader !== NONE) this.publishSelf();
+    }
+  }
+
+  private publishSelf(): void {
+    if (this.stopped) return;
+    this.changes.publishSelf(
+      {
+        id: String(this.id),
+        name: this.cfg.name,
+        peerUrls: this.cfg.peerUrls,
+        clientUrls: this.cfg.advertiseClientUrls,
+      },
+      (e) =>
+        this.log.warn(
+          { err: e instanceof Error ? e.message : String(e) },
+          'publishing member failed',
+        ),
+    );
+  }
+
+  private checkLive(signal: AbortSignal | undefined): void {
+    if (this.stopped) throw new RequestError(ERR_STOPPED);
+    if (signal?.aborted) throw new RequestError(ERR_CANCELED);
+  }
+
+  /** For observers and tests: the applied index. */
+  get appliedIndex(): LogIndex {
+    return this.replica.raft.log.applied;
+  }
+}
+
+/** Commands whose `nowMs` the leader stamps: they need its lease clock in force. */
+function usesLeaseClock(op: ProposeOp): boolean {
+  return op.op === 'propose' && (op.cmd.type === 'leaseGrant' || op.cmd.type === 'leaseKeepAlive');
+}
