@@ -20,6 +20,8 @@ export class EventList {
   readonly isCall: Uint8Array;
   /** Call entry → its return entry, or NO_ENTRY when the operation never returned. */
   readonly returnOf: Int32Array;
+  /** Operation → its call entry. */
+  readonly callOf: Int32Array;
 
   /**
    * `calls[i]` and `returns[i]` are operation i's times; `returns[i] === Infinity` gives it no
@@ -57,6 +59,7 @@ export class EventList {
     this.isCall = new Uint8Array(entries);
     this.returnOf = new Int32Array(entries).fill(NO_ENTRY);
     const callEntry = new Int32Array(n);
+    this.callOf = callEntry;
     let last = this.head;
     order.forEach((ev, e) => {
       this.op[e] = ev.op;

@@ -13,6 +13,14 @@ export interface KvModelOptions {
    * With `''`, a null in a history (a get result or a CAS `expected`) also means "".
    */
   readonly absentValue?: '' | null | undefined;
+  /**
+   * A value no operation of the history can observe: no get returns a state containing it and no
+   * CAS expects one (unknown-writes.ts writes it for unknown-outcome writes nothing saw). Appending
+   * to it leaves it unchanged, so every state that would contain it is one state: they all behave
+   * alike (every get and every CAS but a failing one is impossible in them, until the next put or
+   * delete), and merging them lets the memo table see that.
+   */
+  readonly opaqueValue?: string | undefined;
 }
 
 /** The hash of the absent state (null), distinct from the hash of "" (which is FNV_OFFSET). */
@@ -20,6 +28,7 @@ const NULL_HASH = 0x6e756c6c;
 
 export function kvModel(options: KvModelOptions = {}): Model<KvValue, KvInput, KvOutput> {
   const absent: KvValue = options.absentValue ?? null;
+  const opaque = options.opaqueValue;
   const norm = (v: KvValue): KvValue => (v === null ? absent : v);
   return {
     partition: (input) => input.key,
@@ -38,6 +47,7 @@ export function kvModel(options: KvModelOptions = {}): Model<KvValue, KvInput, K
         case 'put':
           return input.value;
         case 'append':
+          if (state === opaque) return state;
           // Appending to an absent key creates it, as Porcupine's kv model does.
           return (state ?? '') + input.value;
         case 'delete':
@@ -58,17 +68,42 @@ export function kvModel(options: KvModelOptions = {}): Model<KvValue, KvInput, K
     readOnly: (input, output) => input.type === 'get' || (output.type === 'cas' && !output.ok),
     equal: (a, b) => a === b,
     hash: (state) => (state === null ? NULL_HASH : fnvString(FNV_OFFSET, state)),
-    describe: describeKvValue,
-    describeOperation: describeKvOperation,
+    effectKey: kvEffectKey,
+    describe: (state) => describeKvValue(state, opaque),
+    describeOperation: (input, output) => describeKvOperation(input, output, opaque),
   };
 }
 
-export function describeKvValue(value: KvValue): string {
+/** Equal exactly for inputs that are the same operation (type, key, values). */
+function kvEffectKey(input: KvInput): string {
+  const key = JSON.stringify(input.key);
+  switch (input.type) {
+    case 'get':
+    case 'delete':
+      return `${input.type} ${key}`;
+    case 'put':
+    case 'append':
+      return `${input.type} ${key} ${JSON.stringify(input.value)}`;
+    case 'cas':
+      return `cas ${key} ${JSON.stringify(input.expected)} ${JSON.stringify(input.value)}`;
+    default:
+      return unreachable(input, 'kv input');
+  }
+}
+
+/** `opaque`: kvModel's opaqueValue, shown as `opaque` rather than as its character. */
+export function describeKvValue(value: KvValue, opaque?: string): string {
+  if (value !== null && value === opaque) return 'opaque';
   return value === null ? 'absent' : JSON.stringify(value);
 }
 
 /** The canonical text form of one kv operation, e.g. `cas("k", absent → "v") → failed`. */
-export function describeKvOperation(input: KvInput, output: KvOutput | undefined): string {
+export function describeKvOperation(
+  input: KvInput,
+  output: KvOutput | undefined,
+  opaque?: string,
+): string {
+  const value = (v: KvValue): string => describeKvValue(v, opaque);
   const key = JSON.stringify(input.key);
   const call = ((): string => {
     switch (input.type) {
@@ -76,11 +111,11 @@ export function describeKvOperation(input: KvInput, output: KvOutput | undefined
         return `get(${key})`;
       case 'put':
       case 'append':
-        return `${input.type}(${key}, ${describeKvValue(input.value)})`;
+        return `${input.type}(${key}, ${value(input.value)})`;
       case 'delete':
         return `delete(${key})`;
       case 'cas':
-        return `cas(${key}, ${describeKvValue(input.expected)} → ${describeKvValue(input.value)})`;
+        return `cas(${key}, ${value(input.expected)} → ${value(input.value)})`;
       default:
         return unreachable(input, 'kv input');
     }
@@ -88,7 +123,7 @@ export function describeKvOperation(input: KvInput, output: KvOutput | undefined
   if (output === undefined) return `${call} → unknown outcome`;
   switch (output.type) {
     case 'get':
-      return `${call} → ${describeKvValue(output.value)}`;
+      return `${call} → ${value(output.value)}`;
     case 'cas':
       return `${call} → ${output.ok ? 'ok' : 'failed'}`;
     default:

@@ -15,6 +15,13 @@ export interface Operation<Input, Output> {
   readonly output: Output | undefined;
   readonly call: number;
   readonly return: number;
+  /**
+   * For an unknown-outcome operation: a time after which it can no longer change the state, so
+   * that once an operation called after it has been linearized the search stops considering this
+   * one. Only set it where that is proved (unknown-writes.ts); wrong, it makes the search
+   * incomplete.
+   */
+  readonly expiresMs?: number | undefined;
 }
 
 export interface Model<State, Input, Output> {
@@ -39,6 +46,12 @@ export interface Model<State, Input, Output> {
    * point where it fits loses no linearization. A wrong `true` is caught by an assertion.
    */
   readonly readOnly?: ((input: Input, output: Output) => boolean) | undefined;
+  /**
+   * Optional hint: a name for what an operation does, equal for two inputs only when they step
+   * every state alike. Unknown-outcome operations with one name are interchangeable, so the search
+   * places them in call order and tries only the first one not yet placed (search.ts).
+   */
+  readonly effectKey?: ((input: Input) => string) | undefined;
   /** Real equality, used inside a memo-table bucket; never a string comparison of a rendering. */
   equal(a: State, b: State): boolean;
   /** A 32-bit hash consistent with `equal`. */
