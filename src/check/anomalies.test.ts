@@ -1,6 +1,6 @@
-// Hand-written minimal histories (verification.md §3.3, step 3.2): classic anomalies that must be
-// rejected, and the legal edge cases a checker most easily gets wrong (unknown outcomes, closed
-// intervals, reads overlapping writes). Each case is also run through the brute-force oracle, so
+// Hand-written minimal histories: classic anomalies that must be rejected, and the legal edge
+// cases a checker most easily gets wrong (unknown outcomes, closed intervals, reads overlapping
+// writes, unknown-outcome writes that pruning must neither drop nor pin down wrongly). Each case is also run through the brute-force oracle, so
 // the table checks the oracle as much as the checker.
 
 import { strict as assert } from 'node:assert';
@@ -232,6 +232,134 @@ const ILLEGAL: readonly Case[] = [
   },
 ];
 
+// Unknown-outcome writes, where pruning them first (unknown-writes.ts) could go wrong.
+const UNKNOWN_WRITES: readonly Case[] = [
+  {
+    name: 'an observed unknown put took effect before its first observer returned',
+    history: [
+      put(0, 0, '?', 'x', 'a'),
+      put(1, 1, 2, 'x', 'b'),
+      get(2, 3, 4, 'x', 'a'),
+      get(2, 5, 6, 'x', 'b'),
+    ],
+    linearizable: false,
+  },
+  {
+    name: 'an observed unknown put may take effect long after its call',
+    history: [
+      put(0, 0, '?', 'x', 'a'),
+      put(1, 1, 2, 'x', 'b'),
+      get(2, 3, 4, 'x', 'b'),
+      get(2, 5, 6, 'x', 'a'),
+    ],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown put seen through an append took effect before the read',
+    history: [put(0, 0, '?', 'x', 'a'), append(1, 1, 2, 'x', 'b'), get(2, 3, 4, 'x', 'ab')],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown append, once seen inside a value, cannot be undone',
+    history: [
+      append(0, 0, '?', 'x', 'b'),
+      put(1, 1, 2, 'x', 'a'),
+      get(2, 3, 4, 'x', 'ab'),
+      get(2, 5, 6, 'x', 'a'),
+    ],
+    linearizable: false,
+  },
+  {
+    name: 'an unobserved unknown put explains nothing (and is not needed)',
+    history: [
+      put(0, 0, '?', 'x', 'a'),
+      get(1, 1, 2, 'x', null),
+      put(1, 3, 4, 'x', 'b'),
+      get(1, 5, 6, 'x', 'b'),
+    ],
+    linearizable: true,
+  },
+  {
+    name: 'an unobserved unknown put does not excuse a stale read',
+    history: [put(0, 0, 1, 'x', 'b'), put(1, 0, '?', 'x', 'a'), get(2, 2, 3, 'x', null)],
+    linearizable: false,
+  },
+  {
+    name: 'an unknown put nothing read is needed to explain a failed CAS',
+    history: [put(0, 0, 1, 'x', 'a'), put(1, 2, '?', 'x', 'b'), cas(2, 3, 4, 'x', 'a', 'c', false)],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown put a failed CAS expected cannot be what made it fail',
+    history: [
+      put(0, 0, '?', 'x', 'v'),
+      cas(1, 1, 2, 'x', null, 'z', false),
+      cas(1, 3, 4, 'x', 'v', 'w', false),
+    ],
+    linearizable: false,
+  },
+  {
+    name: 'an unknown put of a value another put also wrote is not bounded by its first reader',
+    history: [
+      put(0, 0, '?', 'x', 'a'),
+      put(1, 0, 1, 'x', 'a'),
+      get(2, 2, 3, 'x', 'a'),
+      put(1, 4, 5, 'x', 'b'),
+      get(2, 8, 9, 'x', 'a'),
+    ],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown put whose value is a prefix of another is not bounded by a read of that one',
+    history: [
+      put(0, 0, '?', 'x', 'a'),
+      put(1, 0, 1, 'x', 'ab'),
+      get(2, 2, 3, 'x', 'ab'),
+      put(1, 4, 5, 'x', 'c'),
+      get(2, 8, 9, 'x', 'a'),
+    ],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown CAS cannot take effect once its expected value is overwritten',
+    history: [
+      put(0, 0, 1, 'x', 'a'),
+      op(1, 2, '?', { type: 'cas', key: 'x', expected: 'a', value: 'b' }, undefined),
+      put(2, 3, 4, 'x', 'c'),
+      get(0, 5, 6, 'x', 'b'),
+    ],
+    linearizable: false,
+  },
+  {
+    name: 'an unknown CAS may still take effect before its expected value is overwritten',
+    history: [
+      put(0, 0, 1, 'x', 'a'),
+      op(1, 2, '?', { type: 'cas', key: 'x', expected: 'a', value: 'b' }, undefined),
+      get(0, 3, 4, 'x', 'b'),
+      put(2, 5, 6, 'x', 'c'),
+    ],
+    linearizable: true,
+  },
+  {
+    name: 'an unknown CAS expecting a value nobody wrote never takes effect',
+    history: [
+      op(1, 0, '?', { type: 'cas', key: 'x', expected: 'q', value: 'b' }, undefined),
+      get(0, 1, 2, 'x', 'b'),
+    ],
+    linearizable: false,
+  },
+  {
+    name: 'a chain of unknown CASes, each seen only by the next',
+    history: [
+      put(0, 0, 1, 'x', 'a'),
+      op(1, 2, '?', { type: 'cas', key: 'x', expected: 'a', value: 'b' }, undefined),
+      op(2, 3, '?', { type: 'cas', key: 'x', expected: 'b', value: 'c' }, undefined),
+      get(0, 4, 5, 'x', 'c'),
+    ],
+    linearizable: true,
+  },
+];
+
 const LEGAL: readonly Case[] = [
   { name: 'empty history', history: [], linearizable: true },
   {
@@ -382,14 +510,18 @@ const LEGAL: readonly Case[] = [
 void describe('hand-written histories', () => {
   void it('has at least 30 cases, both legal and illegal', () => {
     assert.ok(ILLEGAL.length + LEGAL.length >= 30, `${ILLEGAL.length + LEGAL.length} cases`);
+    assert.ok(UNKNOWN_WRITES.some((c) => c.linearizable));
+    assert.ok(UNKNOWN_WRITES.some((c) => !c.linearizable));
     assert.ok(ILLEGAL.every((c) => !c.linearizable) && LEGAL.every((c) => c.linearizable));
   });
 
-  for (const c of [...ILLEGAL, ...LEGAL]) {
+  for (const c of [...ILLEGAL, ...LEGAL, ...UNKNOWN_WRITES]) {
     void it(`${c.linearizable ? 'legal' : 'illegal'}: ${c.name}`, () => {
       const absentValue = c.absentValue ?? null;
       const result = checkKv(c.history, { absentValue });
       assert.equal(result.verdict, c.linearizable ? 'ok' : 'illegal', result.detail);
+      const raw = checkKv(c.history, { absentValue, pruneUnknownWrites: false });
+      assert.equal(raw.verdict, result.verdict, `without pruning: ${raw.detail}`);
       assert.equal(bruteForceLinearizable(c.history, { absentValue }), c.linearizable, 'oracle');
       if (!c.linearizable) assert.ok(result.detail !== undefined && result.detail.length > 0);
       if (c.illegalKey !== undefined) assert.equal(result.illegalKey, c.illegalKey);

@@ -1,15 +1,18 @@
-// Differential testing against the brute-force oracle (verification.md §3.3, step 3.3), and proof
-// that this harness would notice a broken checker: planted bugs must produce disagreements.
+// Differential testing against the brute-force oracle, and proof that this harness would notice a
+// broken checker: planted bugs must produce disagreements. Histories with many unknown-outcome
+// writes and failed CASes check the pruning of unknown writes (unknown-writes.ts) the same way.
 
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { crossCheck, type CrossCheckReport, type KvChecker } from './crosscheck.js';
+import { crossCheck, type CrossCheckReport, historySeed, type KvChecker } from './crosscheck.js';
 import { prng } from '../core/base/index.js';
 import { linearizableKvHistory } from './bench.js';
 import type { KvInput, KvOperation, KvOutput, KvValue } from './history.js';
 import { kvModel } from './kv-model.js';
-import { checkOperations } from './linearizability.js';
+import { checkKv, checkOperations } from './linearizability.js';
 import type { Model, Operation } from './model.js';
+import { randomKvHistory, type RandomHistoryOptions } from './random-history.js';
+import { pruneUnknownWrites } from './unknown-writes.js';
 
 const HISTORIES = 100_000;
 /** The brief's ceiling is 60 s; it takes about 1-2 s on one core, so 20 s still flags a regression. */
@@ -66,7 +69,7 @@ function checkerWith(
   };
 }
 
-void void describe('the plain search, without the read-only hint', () => {
+void describe('the plain search, without the read-only hint', () => {
   void it('also agrees with the oracle', () => {
     const check = checkerWith((m) => ({ ...m, readOnly: undefined }));
     const report = crossCheck({ count: 20_000, seed: 99, check });
@@ -129,6 +132,135 @@ void describe('planted bugs are caught', () => {
   for (const [name, check] of planted) {
     void it(name, () => {
       const report = crossCheck({ count: PLANTED_HISTORIES, seed: 7, check });
+      assert.ok(report.disagreements > 0, `${name}: no disagreement in ${report.count} histories`);
+    });
+  }
+});
+
+// Histories as a fault harness records them: many writes time out, every write has a value of
+// its own (so that pruning can identify it), and CASes expect values written before them.
+const UNKNOWN_WRITE_HISTORIES = 20_000;
+const DISTINCT: RandomHistoryOptions = {
+  unknownWrites: 0.4,
+  distinctValues: true,
+  opsMax: 9,
+  clientsMax: 4,
+  keysMax: 1,
+};
+/** Shared values (a, b, c): pruning must then mostly leave writes alone. */
+const SHARED: RandomHistoryOptions = { unknownWrites: 0.4, opsMax: 9, clientsMax: 4, keysMax: 1 };
+/** Each rule must fire in at least this share of the distinct-value histories. */
+const RULE_SHARE_MIN = 0.005;
+/** Histories with an unknown write, and with a failed CAS, must be at least this common. */
+const SHAPE_SHARE_MIN = 0.25;
+
+const withoutPruning: KvChecker = (history, absentValue) =>
+  checkKv(history, { absentValue, pruneUnknownWrites: false }).verdict;
+
+/** How often each rule fired, and how often the histories have the shapes they are meant to. */
+function shapes(options: RandomHistoryOptions, count: number, seed: number) {
+  const tally = { dropped: 0, opaque: 0, bounded: 0, expiring: 0, unknownWrite: 0, failedCas: 0 };
+  for (let i = 0; i < count; i++) {
+    const history = randomKvHistory(historySeed(seed, i), options);
+    const p = pruneUnknownWrites(
+      history.filter((op) => op.output !== undefined || op.input.type !== 'get'),
+    );
+    if (p.dropped > 0) tally.dropped++;
+    if (p.opaque > 0) tally.opaque++;
+    if (p.bounded > 0) tally.bounded++;
+    if (p.expiring > 0) tally.expiring++;
+    if (history.some((op) => op.output === undefined)) tally.unknownWrite++;
+    if (history.some((op) => op.output?.type === 'cas' && !op.output.ok)) tally.failedCas++;
+  }
+  return tally;
+}
+
+void describe('cross-check with unknown-outcome writes', () => {
+  for (const [name, history] of [
+    ['distinct values', DISTINCT],
+    ['shared values', SHARED],
+  ] as const) {
+    void it(`pruned checker agrees with the oracle (${name})`, () => {
+      const report = crossCheck({ count: UNKNOWN_WRITE_HISTORIES, seed: 20250101, history });
+      assert.equal(report.disagreements, 0, explain(report));
+      const share = (n: number): number => n / UNKNOWN_WRITE_HISTORIES;
+      assert.ok(share(report.ok) >= VERDICT_SHARE_MIN, `only ${report.ok} linearizable`);
+      assert.ok(share(report.illegal) >= VERDICT_SHARE_MIN, `only ${report.illegal} illegal`);
+    });
+  }
+
+  void it('exercises every rule on histories with unknown writes and failed CASes', () => {
+    const count = UNKNOWN_WRITE_HISTORIES;
+    const tally = shapes(DISTINCT, count, 20250101);
+    assert.ok(tally.unknownWrite >= count * SHAPE_SHARE_MIN, JSON.stringify(tally));
+    assert.ok(tally.failedCas >= count * SHAPE_SHARE_MIN, JSON.stringify(tally));
+    for (const rule of ['dropped', 'opaque', 'bounded', 'expiring'] as const) {
+      assert.ok(tally[rule] >= count * RULE_SHARE_MIN, `${rule}: ${JSON.stringify(tally)}`);
+    }
+  });
+
+  void it('unpruned checker agrees with the oracle too', () => {
+    const report = crossCheck({ count: 5_000, seed: 5, history: DISTINCT, check: withoutPruning });
+    assert.equal(report.disagreements, 0, explain(report));
+  });
+});
+
+/** Unknown-outcome puts, as the search takes them (return at +∞, unknown gets left out). */
+function asSearched(history: readonly KvOperation[]): KvOperation[] {
+  return history
+    .filter((op) => op.output !== undefined || op.input.type !== 'get')
+    .map((op) => (op.output === undefined ? { ...op, return: Infinity } : op));
+}
+
+const isUnknownPut = (op: KvOperation): op is KvOperation & { input: { type: 'put' } } =>
+  op.output === undefined && op.input.type === 'put';
+
+/** Does a completed get, or a CAS that did not fail, see a value starting with `value`? */
+function seen(history: readonly KvOperation[], value: string, absent: '' | null): boolean {
+  return history.some((op) => {
+    const observed =
+      op.output?.type === 'get'
+        ? op.output.value
+        : op.input.type === 'cas' && !(op.output?.type === 'cas' && !op.output.ok)
+          ? op.input.expected
+          : null;
+    return (observed ?? absent)?.startsWith(value) === true;
+  });
+}
+
+void describe('planted pruning bugs are caught', () => {
+  const PLANTED_HISTORIES = 20_000;
+  // Rule 1 without (c): an unknown put nothing read is dropped even though a failed CAS may need
+  // it to explain the failure.
+  const dropIgnoringFailedCas: KvChecker = (history, absentValue) => {
+    const ops = asSearched(history);
+    const kept = ops.filter((op) => !(isUnknownPut(op) && !seen(ops, op.input.value, absentValue)));
+    return checkKv(kept, { absentValue, pruneUnknownWrites: false }).verdict;
+  };
+  // Rule 3 without uniqueness: an unknown put is pinned to the first read of its value even when
+  // another write could have produced that value.
+  const boundWithoutUniqueness: KvChecker = (history, absentValue) => {
+    const ops = asSearched(history).map((op) => {
+      if (!isUnknownPut(op)) return op;
+      const reads = history.filter(
+        (r) => r.output?.type === 'get' && r.output.value === op.input.value && r.return >= op.call,
+      );
+      if (reads.length === 0) return op;
+      return {
+        ...op,
+        output: { type: 'put' } as const,
+        return: Math.min(...reads.map((r) => r.return)),
+      };
+    });
+    return checkKv(ops, { absentValue, pruneUnknownWrites: false }).verdict;
+  };
+  const planted: [string, KvChecker, RandomHistoryOptions][] = [
+    ['dropping unknown puts without looking at failed CASes', dropIgnoringFailedCas, DISTINCT],
+    ['bounding unknown puts whose value is not unique', boundWithoutUniqueness, SHARED],
+  ];
+  for (const [name, check, history] of planted) {
+    void it(name, () => {
+      const report = crossCheck({ count: PLANTED_HISTORIES, seed: 3, history, check });
       assert.ok(report.disagreements > 0, `${name}: no disagreement in ${report.count} histories`);
     });
   }

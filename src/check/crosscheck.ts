@@ -1,6 +1,6 @@
 // Differential testing of a checker against the brute-force oracle on random small histories
-// (verification.md §3.3, step 3.3: 100,000 histories, zero disagreements). Each history has its own
-// seed, printed with any disagreement so it can be replayed alone with randomKvHistory(seed).
+// (100,000 histories, zero disagreements, in crosscheck.test.ts). Each history has its own seed,
+// printed with any disagreement so it can be replayed alone with randomKvHistory(seed).
 
 import type { KvOperation } from './history.js';
 import { bruteForceLinearizable } from './bruteforce.js';

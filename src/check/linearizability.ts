@@ -5,11 +5,12 @@
 // stops at the first illegal one, so that one hard partition does not hide an easy illegal one.
 
 import { assert } from '../core/base/index.js';
-import type { KvInput, KvOperation, KvOutput } from './history.js';
+import type { KvOperation } from './history.js';
 import { kvModel, type KvModelOptions } from './kv-model.js';
 import type { CheckResult, Model, Operation } from './model.js';
 import { partitionHistory, type Partition } from './partition.js';
 import { LinearizationSearch, type SearchFailure } from './search.js';
+import { pruneUnknownWrites } from './unknown-writes.js';
 
 export interface CheckOptions {
   /**
@@ -131,7 +132,26 @@ function describeFailure<State, Input, Output>(
   );
 }
 
-export interface KvCheckOptions extends CheckOptions, KvModelOptions {}
+export interface KvCheckOptions extends CheckOptions, Omit<KvModelOptions, 'opaqueValue'> {
+  /**
+   * Settle unknown-outcome writes from the rest of the history before the search
+   * (unknown-writes.ts): drop those nothing can have seen, make those only failed CASes could have
+   * seen write an opaque value, give those that were seen their first observer's return time, and
+   * retire unknown CASes whose expected value is gone for good. The verdict is the same either
+   * way; only the time differs. Default true; false checks the history as recorded.
+   */
+  readonly pruneUnknownWrites?: boolean | undefined;
+}
+
+export interface KvCheckResult extends CheckResult {
+  /** What pruning did to unknown-outcome writes (absent when it was switched off). */
+  readonly pruned?: {
+    readonly dropped: number;
+    readonly opaque: number;
+    readonly bounded: number;
+    readonly expiring: number;
+  };
+}
 
 /**
  * Checks a key-value history, one partition per key. A get with an unknown outcome constrains
@@ -141,11 +161,24 @@ export interface KvCheckOptions extends CheckOptions, KvModelOptions {}
 export function checkKv(
   history: readonly KvOperation[],
   options: KvCheckOptions = {},
-): CheckResult {
-  const ops: Operation<KvInput, KvOutput>[] = [];
+): KvCheckResult {
+  const ops: KvOperation[] = [];
   for (const op of history) {
     if (op.output !== undefined) ops.push(op);
     else if (op.input.type !== 'get') ops.push({ ...op, return: Infinity });
   }
-  return checkOperations(kvModel(options), ops, options);
+  const absentValue = options.absentValue ?? null;
+  if (options.pruneUnknownWrites === false) {
+    return checkOperations(kvModel({ absentValue }), ops, options);
+  }
+  const { history: pruned, opaqueValue, ...summary } = pruneUnknownWrites(ops, absentValue);
+  const result = checkOperations(kvModel({ absentValue, opaqueValue }), pruned, options);
+  const changed = summary.dropped + summary.opaque + summary.bounded > 0;
+  if (result.detail === undefined || !changed) return { ...result, pruned: summary };
+  // The failure names operations as pruning left them, so say what it did.
+  const note =
+    ` (before the search, ${summary.dropped} unknown-outcome writes were dropped, ` +
+    `${summary.opaque} made to write an opaque value and ${summary.bounded} given their first ` +
+    `observer's return time)`;
+  return { ...result, detail: result.detail + note, pruned: summary };
 }

@@ -17,6 +17,17 @@ export interface RandomHistoryOptions {
   readonly keysMax?: number | undefined;
   /** What an absent key reads as while computing outputs; as in kvModel. Default null. */
   readonly absentValue?: '' | null | undefined;
+  /**
+   * Probability that a write's (put, append, delete, CAS) outcome is unknown; reads then always
+   * complete. Default: any operation's outcome is unknown with probability 0.12.
+   */
+  readonly unknownWrites?: number | undefined;
+  /**
+   * Every put, append and CAS writes a value of its own ("v0", "v1", …) and a CAS expects a value
+   * written before it, or absent, as a simulator's workload does; unknown-outcome writes can then
+   * be settled from what was seen of them (unknown-writes.ts). Default false: values from a, b, c.
+   */
+  readonly distinctValues?: boolean | undefined;
 }
 
 const KEYS = ['x', 'y', 'z', 'w'];
@@ -58,7 +69,9 @@ export function randomKvHistory(seed: number, options: RandomHistoryOptions = {}
   const absent: KvValue = options.absentValue ?? null;
   assert(opsMax >= 1 && clients >= 1, 'random history: empty');
 
-  const drafts = schedule(r, r.int(Math.min(3, opsMax), opsMax + 1), clients, keys);
+  const values = options.distinctValues === true ? distinctValues() : sharedValues;
+  const count = r.int(Math.min(3, opsMax), opsMax + 1);
+  const drafts = schedule(r, count, clients, keys, values, options.unknownWrites);
   const mutation = r.chance(UNMUTATED_PROBABILITY) ? undefined : r.pick(MUTATIONS);
   execute(r, drafts, absent, mutation);
   if (mutation === 'read' || mutation === 'cas') mutateOutput(r, drafts, mutation, absent);
@@ -75,19 +88,58 @@ export function randomKvHistory(seed: number, options: RandomHistoryOptions = {}
     .sort((a, b) => a.call - b.call || a.clientId - b.clientId);
 }
 
-function randomInput(r: Prng, keys: readonly string[]): KvInput {
+/** Where written values and the values a CAS expects come from. */
+interface Values {
+  /** The value a new write writes. */
+  written(r: Prng, key: string): string;
+  /** The value a CAS expects; null for absent. */
+  expected(r: Prng, key: string): KvValue;
+}
+
+const sharedValues: Values = {
+  written: (r) => r.pick(VALUES),
+  expected: (r) => (r.chance(0.3) ? null : r.pick(VALUES)),
+};
+
+function distinctValues(): Values {
+  const writtenByKey = new Map<string, string[]>();
+  let next = 0;
+  return {
+    written: (_r, key) => {
+      const value = `v${next++}`;
+      writtenByKey.set(key, [...(writtenByKey.get(key) ?? []), value]);
+      return value;
+    },
+    expected: (r, key) => {
+      const written = writtenByKey.get(key) ?? [];
+      return written.length === 0 || r.chance(0.2) ? null : r.pick(written);
+    },
+  };
+}
+
+function randomInput(r: Prng, keys: readonly string[], values: Values): KvInput {
   const key = r.pick(keys);
   const roll = r.int(0, 100);
   if (roll < 35) return { type: 'get', key };
-  if (roll < 60) return { type: 'put', key, value: r.pick(VALUES) };
-  if (roll < 70) return { type: 'append', key, value: r.pick(VALUES) };
+  if (roll < 60) return { type: 'put', key, value: values.written(r, key) };
+  if (roll < 70) return { type: 'append', key, value: values.written(r, key) };
   if (roll < 78) return { type: 'delete', key };
-  const expected = r.chance(0.3) ? null : r.pick(VALUES);
-  return { type: 'cas', key, expected, value: r.pick(VALUES) };
+  const expected = values.expected(r, key);
+  return { type: 'cas', key, expected, value: values.written(r, key) };
 }
 
-/** Sequential clients with small integer intervals; a client retires after an unknown outcome. */
-function schedule(r: Prng, count: number, clients: number, keys: readonly string[]): Draft[] {
+/**
+ * Sequential clients with small integer intervals; a client retires after an unknown outcome. With
+ * `unknownWrites` undefined any operation's outcome is unknown with UNKNOWN_PROBABILITY.
+ */
+function schedule(
+  r: Prng,
+  count: number,
+  clients: number,
+  keys: readonly string[],
+  values: Values,
+  unknownWrites: number | undefined,
+): Draft[] {
   const clock = Array.from({ length: clients }, () => r.int(0, 3));
   const retired = new Set<number>();
   const drafts: Draft[] = [];
@@ -96,22 +148,20 @@ function schedule(r: Prng, count: number, clients: number, keys: readonly string
     while (retired.has(c)) c = (c + 1) % clients;
     const call = (clock[c] as number) + r.int(0, 2);
     const ret = call + r.int(0, 4);
-    const unknown = r.chance(UNKNOWN_PROBABILITY);
+    // Without `unknownWrites` the draws come in the order earlier versions made them, so that a
+    // seed still names the same history.
+    const early = unknownWrites === undefined ? undefined : randomInput(r, keys, values);
+    const unknown = r.chance(
+      early === undefined ? UNKNOWN_PROBABILITY : early.type === 'get' ? 0 : (unknownWrites ?? 0),
+    );
     // The effect lies inside the interval; an unknown one may land later, or never.
     const point = unknown
       ? r.chance(0.5)
         ? Infinity
         : call + r.next() * 8
       : call + r.next() * (ret - call);
-    drafts.push({
-      clientId: c,
-      input: randomInput(r, keys),
-      call,
-      return: ret,
-      point,
-      unknown,
-      output: undefined,
-    });
+    const input = early ?? randomInput(r, keys, values);
+    drafts.push({ clientId: c, input, call, return: ret, point, unknown, output: undefined });
     if (unknown) retired.add(c);
     clock[c] = ret + r.int(1, 3);
   }

@@ -118,22 +118,40 @@ export function registerCheck(program: Command): void {
     .description('compare the checker with the brute-force oracle on random small histories')
     .option('--count <n>', 'how many histories', integer(1), 100_000)
     .option('--seed <s>', 'root seed', integer(0), 1)
+    .option('--unknown-writes <p>', "probability that a write's outcome is unknown", probability)
+    .option('--distinct-values', 'every write writes a value of its own, as a workload does')
+    .option('--no-prune', 'check without first pruning unknown-outcome writes')
     .option('--json', 'print the report as JSON')
-    .action((opts: { count: number; seed: number; json?: boolean }) => {
-      const report = crossCheck({ count: opts.count, seed: opts.seed });
-      if (opts.json === true) {
-        console.log(JSON.stringify(report, (_k, v: unknown) => (v === Infinity ? null : v)));
-      } else {
-        console.log(
-          `${report.count} histories (oracle: ${report.ok} ok, ${report.illegal} illegal), ` +
-            `${report.disagreements} disagreements, ${ms(report.elapsedMs)}`,
-        );
-        for (const d of report.examples) {
-          console.log(`  seed ${d.seed}: oracle ${d.expected}, checker ${d.actual}`);
+    .action(
+      (opts: {
+        count: number;
+        seed: number;
+        unknownWrites?: number;
+        distinctValues?: boolean;
+        prune: boolean;
+        json?: boolean;
+      }) => {
+        const report = crossCheck({
+          count: opts.count,
+          seed: opts.seed,
+          history: { unknownWrites: opts.unknownWrites, distinctValues: opts.distinctValues },
+          check: (history, absentValue) =>
+            checkKv(history, { absentValue, pruneUnknownWrites: opts.prune }).verdict,
+        });
+        if (opts.json === true) {
+          console.log(JSON.stringify(report, (_k, v: unknown) => (v === Infinity ? null : v)));
+        } else {
+          console.log(
+            `${report.count} histories (oracle: ${report.ok} ok, ${report.illegal} illegal), ` +
+              `${report.disagreements} disagreements, ${ms(report.elapsedMs)}`,
+          );
+          for (const d of report.examples) {
+            console.log(`  seed ${d.seed}: oracle ${d.expected}, checker ${d.actual}`);
+          }
         }
-      }
-      if (report.disagreements > 0) process.exitCode = EXIT_ILLEGAL;
-    });
+        if (report.disagreements > 0) process.exitCode = EXIT_ILLEGAL;
+      },
+    );
 
   check
     .command('bench')
@@ -143,6 +161,14 @@ export function registerCheck(program: Command): void {
     .option('--clients <c>', 'concurrent clients', integer(1), 8)
     .option('--seed <s>', 'seed', integer(0), 1)
     .option('--unknown-rate <p>', 'probability of an unknown outcome', probability, 0.002)
+    .option(
+      '--unknown-writes <p>',
+      "probability that a write's outcome is unknown (on top of --unknown-rate)",
+      probability,
+      0,
+    )
+    .option('--no-prune', 'check without first pruning unknown-outcome writes (for comparison)')
+    .option('--timeout-ms <ms>', 'time budget; past it the verdict is unknown', integer(0), 60_000)
     .option('--json', 'print the report as JSON')
     .action(
       (opts: {
@@ -151,9 +177,12 @@ export function registerCheck(program: Command): void {
         clients: number;
         seed: number;
         unknownRate: number;
+        unknownWrites: number;
+        prune: boolean;
+        timeoutMs: number;
         json?: boolean;
       }) => {
-        const report = runBench(opts);
+        const report = runBench({ ...opts, pruneUnknownWrites: opts.prune });
         if (opts.json === true) {
           console.log(JSON.stringify(report));
         } else {
@@ -162,6 +191,13 @@ export function registerCheck(program: Command): void {
               `${report.unknownOps} unknown outcomes: ${report.verdict} in ${ms(report.checkMs)} ` +
               `(${report.partitions} partitions; generating took ${ms(report.generateMs)})`,
           );
+          const p = report.pruned;
+          if (p !== undefined && report.unknownOps > 0) {
+            console.log(
+              `unknown-outcome writes: ${p.dropped} dropped, ${p.opaque} made opaque, ` +
+                `${p.bounded} bounded by their first observer, ${p.expiring} unknown CASes expiring`,
+            );
+          }
         }
         process.exitCode = exitCodeFor(report.verdict);
       },
