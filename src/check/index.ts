@@ -1,10 +1,13 @@
 // The public surface of tenure/check: history types, the linearizability checker and its KV model,
-// the Porcupine corpus parser, the brute-force oracle, random histories and the benchmark.
+// the Porcupine corpus parser, the brute-force oracle, random histories and the benchmark, and the
+// checkers of the authority layer: the lease contract, lock exclusion and watch delivery.
 
 export type * from './history.js';
 export type { CheckResult, Model, Operation, Verdict } from './model.js';
 export { checkKv, checkOperations } from './linearizability.js';
-export type { CheckOptions, KvCheckOptions } from './linearizability.js';
+export type { CheckOptions, KvCheckOptions, KvCheckResult } from './linearizability.js';
+export { pruneUnknownWrites } from './unknown-writes.js';
+export type { UnknownWritePruning } from './unknown-writes.js';
 export { describeKvOperation, describeKvValue, kvModel } from './kv-model.js';
 export type { KvModelOptions } from './kv-model.js';
 export { partitionHistory } from './partition.js';
@@ -26,6 +29,24 @@ export { crossCheck, defaultKvChecker, historySeed } from './crosscheck.js';
 export type { CrossCheckOptions, CrossCheckReport, Disagreement, KvChecker } from './crosscheck.js';
 export { linearizableKvHistory, runBench } from './bench.js';
 export type { BenchOptions, BenchReport, LinearizableHistoryOptions } from './bench.js';
+
+// The authority layer's contracts: leases, locks, watches.
+export {
+  checkLeaseContract,
+  DRIFT_RATIO_DEFAULT,
+  LeasePromises,
+  leasePromisedUntilMs,
+} from './lease-contract.js';
+export type {
+  LeaseCheckOptions,
+  LeaseCheckResult,
+  LeaseHistory,
+  LeaseLoss,
+  LeasePromise,
+  LeaseRenewal,
+  LeaseRevocation,
+  LeaseViolation,
+} from './lease-contract.js';
 
 // Building blocks of the search, for tools that drive it directly (one partition at a time).
 export { LinearizationSearch } from './search.js';
