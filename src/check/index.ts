@@ -47,6 +47,13 @@ export type {
   LeaseRevocation,
   LeaseViolation,
 } from './lease-contract.js';
+export { checkLockExclusion } from './lock-exclusion.js';
+export type {
+  LockCheckResult,
+  LockHold,
+  LockViolation,
+  LockViolationKind,
+} from './lock-exclusion.js';
 
 // Building blocks of the search, for tools that drive it directly (one partition at a time).
 export { LinearizationSearch } from './search.js';
