@@ -54,6 +54,15 @@ export type {
   LockViolation,
   LockViolationKind,
 } from './lock-exclusion.js';
+export { checkWatchDelivery, keyInRange } from './watch-delivery.js';
+export type {
+  WatchCheckResult,
+  WatcherHistory,
+  WatchEventRecord,
+  WatchSession,
+  WatchViolation,
+  WatchViolationKind,
+} from './watch-delivery.js';
 
 // Building blocks of the search, for tools that drive it directly (one partition at a time).
 export { LinearizationSearch } from './search.js';
