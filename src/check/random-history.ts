@@ -36,6 +36,13 @@ const VALUES = ['a', 'b', 'c'];
 const UNKNOWN_PROBABILITY = 0.12;
 /** Probability that the history is left as executed (linearizable by construction). */
 const UNMUTATED_PROBABILITY = 0.15;
+/**
+ * Probability that a CAS expects the key absent: with shared values, often enough that CAS from
+ * absent is exercised; with distinct values, less, since expecting an earlier value is the case
+ * pruning must get right.
+ */
+const CAS_FROM_ABSENT_SHARED = 0.3;
+const CAS_FROM_ABSENT_DISTINCT = 0.2;
 
 type Mutation = 'read' | 'cas' | 'shift' | 'lose' | 'double' | 'reorder';
 const MUTATIONS: readonly Mutation[] = [
@@ -98,7 +105,7 @@ interface Values {
 
 const sharedValues: Values = {
   written: (r) => r.pick(VALUES),
-  expected: (r) => (r.chance(0.3) ? null : r.pick(VALUES)),
+  expected: (r) => (r.chance(CAS_FROM_ABSENT_SHARED) ? null : r.pick(VALUES)),
 };
 
 function distinctValues(): Values {
@@ -112,7 +119,7 @@ function distinctValues(): Values {
     },
     expected: (r, key) => {
       const written = writtenByKey.get(key) ?? [];
-      return written.length === 0 || r.chance(0.2) ? null : r.pick(written);
+      return written.length === 0 || r.chance(CAS_FROM_ABSENT_DISTINCT) ? null : r.pick(written);
     },
   };
 }

@@ -34,8 +34,8 @@
 // Proofs. A rule that removes an unknown-outcome operation or constrains one can only turn a
 // linearizable history into a non-linearizable one, never the reverse, so for rules 1 and 3 only
 // "linearizable before ⇒ linearizable after" needs proof; rule 2 needs both directions.
-// Rule 1: take L with p in it (a CAS of p's that did not take effect changes no state and can just
-// be removed). In p's stretch, by (a), (b) and (c), there is no completed get, no CAS that took
+// Rule 1: take L with p in it (if p is a CAS that did not take effect in L, removing it changes no
+// state). In p's stretch, by (a), (b) and (c), there is no completed get, no CAS that took
 // effect and no completed CAS that failed: one after p in L returned at or after p's call. What
 // is left there is appends, whose answer depends on no state, and unknown CASes that had no
 // effect, which are optional. Remove p and those CASes: the states in the stretch change, but
@@ -88,9 +88,9 @@ export interface UnknownWritePruning {
 }
 
 /**
- * Rounds of rules 1 to 3 before stopping. Each costs O(n log n); a round is needed per link of a
- * chain of unknown CASes each expecting the previous one's value, which is rare, and stopping
- * early is sound.
+ * Rounds of rules 1 to 3 before stopping. Each is a pass over the keys with unknown writes; more
+ * than two are needed only for chains of unknown CASes each expecting the previous one's value,
+ * which are rare, and stopping early is sound.
  */
 const ROUNDS_MAX = 8;
 /** Where the search for a character absent from the history starts: Unicode's private use area. */
