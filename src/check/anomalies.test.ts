@@ -349,6 +349,16 @@ const UNKNOWN_WRITES: readonly Case[] = [
     linearizable: false,
   },
   {
+    name: 'an unknown append seen only by an unknown CAS nothing saw',
+    history: [
+      put(0, 0, 1, 'x', 'a'),
+      append(1, 2, '?', 'x', 'b'),
+      op(2, 3, '?', { type: 'cas', key: 'x', expected: 'ab', value: 'y' }, undefined),
+      cas(3, 4, 5, 'x', 'a', 'w', false),
+    ],
+    linearizable: true,
+  },
+  {
     name: 'a chain of unknown CASes, each seen only by the next',
     history: [
       put(0, 0, 1, 'x', 'a'),

@@ -112,6 +112,21 @@ void describe('pruneUnknownWrites', () => {
     assert.equal(pruneUnknownWrites(history).bounded, 0);
   });
 
+  void it('does not count an unknown CAS that writes the opaque value as an observer', () => {
+    // Round 1 makes the CAS write the opaque value (nothing saw "y"); round 2 then finds nothing
+    // that could see the append either.
+    const history = [
+      done(0, 0, 1, put('x', 'a'), wrote),
+      unknown(1, 2, append('x', 'b')),
+      unknown(2, 3, cas('x', 'ab', 'y')),
+      done(3, 4, 5, cas('x', 'z', 'w'), failed),
+    ];
+    const p = pruneUnknownWrites(history);
+    assert.equal(p.opaque, 2);
+    assert.deepEqual(p.history[1]?.input, put('x', p.opaqueValue as string));
+    assert.equal(checkKv(history).verdict, checkKv(history, { pruneUnknownWrites: false }).verdict);
+  });
+
   void it('gives an unknown CAS an expiry once its expected value is overwritten (rule 4)', () => {
     // The failed CAS expecting "b" keeps the unknown CAS from rules 1 to 3.
     const history = [

@@ -15,8 +15,8 @@
 // its base or one of its pieces.
 //
 // Rule 1 (drop). p is removed when (a) no completed get returned a value that carries p, (b) no CAS
-// that succeeded or has an unknown outcome expected one, and (c) no completed CAS that failed
-// returned at or after p's call.
+// that succeeded, or that has an unknown outcome and does not already write the opaque value u of
+// rule 2, expected one, and (c) no completed CAS that failed returned at or after p's call.
 // Rule 2 (opaque). When (a) and (b) hold but (c) does not, and (c') no completed CAS that failed and
 // returned at or after p's call expected a value that carries p, p writes the opaque value u
 // instead: put(u), or cas(expected → u) for a CAS. u is a character that occurs in no value of the
@@ -35,23 +35,27 @@
 // linearizable history into a non-linearizable one, never the reverse, so for rules 1 and 3 only
 // "linearizable before ⇒ linearizable after" needs proof; rule 2 needs both directions.
 // Rule 1: take L with p in it (if p is a CAS that did not take effect in L, removing it changes no
-// state). In p's stretch, by (a), (b) and (c), there is no completed get, no CAS that took
-// effect and no completed CAS that failed: one after p in L returned at or after p's call. What
-// is left there is appends, whose answer depends on no state, and unknown CASes that had no
-// effect, which are optional. Remove p and those CASes: the states in the stretch change, but
-// nothing left in it depends on them, the put or delete that ends the stretch sets the same state
-// as before, and real-time order is kept. The rest is a linearization without p.
+// state). In p's stretch, by (a), (b) and (c), there is no completed get, no completed CAS that
+// took effect and no completed CAS that failed: one after p in L returned at or after p's call.
+// What is left there is appends, whose answer depends on no state, and unknown CASes, which
+// either had no effect or wrote u. Remove p and the CASes that had no effect: the states in the
+// stretch change (an unknown CAS that wrote u may now take effect or not), but nothing left in it
+// depends on them, since a state that is u, or follows one, is seen by nothing, the put or delete
+// that ends the stretch sets the same state as before, and real-time order is kept. The rest is a
+// linearization without p.
 // Rule 2: the two histories differ only in regions, each from a rewritten write that took effect
 // to the next put or delete that was not rewritten. Take a linearization of either history and
 // keep its order for the other. In a region the state is u in the rewritten history, and in the
-// original it carries a rewritten write q that is in the region (q is the base, or a rewritten
-// append is one of the pieces). A completed get, or a CAS that takes effect, in a region would see
-// that state, in either history: none does in the rewritten one, since u occurs in no value, and
-// none does in the original, by (a) and (b) for q. An unknown CAS in a region therefore has no
-// effect in either, appends depend on nothing, and a completed CAS that failed fails in both: u
-// is expected by no CAS, and in the original, by (c') for q, no CAS after q expects a value that
-// carries q. The put or delete that ends a region sets the same state in both, and outside regions
-// the states are equal. So the order is a linearization of both histories or of neither.
+// original it either carries a rewritten write q that is in the region (q is the base, or a
+// rewritten append is one of the pieces) or is u. A completed get, or a completed CAS that takes
+// effect, in a region would see that state, in either history: none does in the rewritten one,
+// since u occurs in no value, and none does in the original, by (a) and (b) for q. An unknown
+// CAS in a region has no effect in the rewritten history; in the original it has none either,
+// except one that writes u, by (b), and after it the original state is u: still in the region.
+// Appends depend on nothing, and a completed CAS that failed fails in both: u is expected by no
+// CAS, and in the original, by (c') for q, no CAS after q expects a value that carries q. The put
+// or delete that ends a region sets the same state in both, and outside regions the states are
+// equal. So the order is a linearization of both histories or of neither.
 // Rule 3: without p, a state's base is another write's value or the absent value, and by
 // `unmistakable` neither the base nor the pieces appended after it can make a state that carries
 // p. So in any linearization L, p took effect before each operation O that saw a state carrying
@@ -63,7 +67,7 @@
 // rules out. Rule 1 and rule 2 need no get or CAS in their stretches and regions, and rewritten
 // writes are puts, which end a stretch, so removals and rewrites do not disturb each other's
 // proofs. Rounds repeat because one round's outcome is the next one's evidence: a bounded CAS is a
-// completed observer now, and a dropped CAS observes nothing.
+// completed observer now, and a dropped CAS, or one that now writes u, observes nothing.
 
 import type { KvInput, KvOutput, KvValue } from './history.js';
 import type { Operation } from './model.js';
@@ -125,7 +129,7 @@ export function pruneUnknownWrites(
     dropped += next.dropped;
     opaque += next.opaque;
     bounded += next.bounded;
-    // Only a CAS that was dropped or bounded changes what the next round sees (observations).
+    // Only a CAS that was settled changes what the next round sees (observations).
     if (!next.casSettled) break;
   }
   const expiry = expireUnknownCases(ops, absent);
@@ -163,7 +167,7 @@ function pruneRound(
       continue;
     }
     const fate = decide(evidenceOf(input.key), op.call, input);
-    if (input.type === 'cas' && (fate === 'drop' || typeof fate === 'number')) casSettled = true;
+    if (input.type === 'cas' && fate !== 'keep') casSettled = true;
     if (fate === 'drop') {
       dropped++;
     } else if (fate === 'opaque' && opaqueValue !== undefined) {
@@ -290,6 +294,8 @@ function keyEvidence(
     if (input.type !== 'cas') continue;
     const ok = output?.type === 'cas' ? output.ok : undefined;
     if (ok === false) failedCasReturnMaxMs = Math.max(failedCasReturnMaxMs, op.return);
+    // An unknown CAS that writes u can make no state seen, whatever it matched (rule 1's (b)).
+    if (ok === undefined && input.value === opaqueValue) continue;
     const kind = ok === undefined ? 'maybe' : ok ? 'seen' : 'failed';
     observe(asState(input.expected), kind, op.return);
   }
