@@ -2,7 +2,7 @@
 // operations that real time allows, with no memo table, no partitioning, no event list and its own
 // copy of the kv semantics over a whole-map state. It is exponential and meant for histories of
 // about eight operations, where it is the ground truth the fast checker is compared against
-// (verification.md §3.3, step 3.3).
+// (crosscheck.ts).
 
 import { assert } from '../core/base/index.js';
 import type { KvOperation, KvValue } from './history.js';

@@ -1,6 +1,6 @@
-// Porcupine's six published kv histories must get their published verdicts
-// (verification.md §3.3, step 3.1). The corpus is read at run time from shared/data/porcupine next
-// to the repository; a missing corpus fails the suite, it is never skipped.
+// Porcupine's six published kv histories must get their published verdicts. The corpus is read at
+// run time from shared/data/porcupine next to the repository; a missing corpus fails the suite, it
+// is never skipped.
 
 import { strict as assert } from 'node:assert';
 import { existsSync } from 'node:fs';
