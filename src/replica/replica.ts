@@ -74,6 +74,8 @@ const EARLY_TYPES: ReadonlySet<Message['type']> = new Set(['app', 'heartbeat', '
 export interface ReplicaObserver {
   /** The node has recovered from its disk and is about to run. */
   onStart?(id: NodeId, raft: Raft): void;
+  /** The leader appended a proposal to its log at `index`. */
+  onPropose?(id: NodeId, index: LogIndex, data: Uint8Array): void;
   onApply?(id: NodeId, e: Entry): void;
   onSoftState?(id: NodeId, s: SoftState): void;
   onPersistedHardState?(id: NodeId, hs: HardState): void;
@@ -104,6 +106,11 @@ interface PendingRead {
 
 /** Waiting proposals and reads per node: beyond this a request is refused as busy. */
 export const PENDING_REQUESTS_MAX = 10_000;
+/**
+ * Ticks one catch-up runs at most. Past two election timeouts more ticks change nothing: a
+ * leader has checked its quorum twice and a follower has campaigned; the rest is dropped.
+ */
+const CATCH_UP_ELECTIONS_MAX = 3;
 
 export class Replica<R> {
   readonly raft: Raft;
@@ -112,6 +119,8 @@ export class Replica<R> {
   private syncing = false;
   private stopped = false;
   private cancelTick: Cancel;
+  /** The clock reading the core's ticks have been counted up to. */
+  private tickedToMs: number;
   private proposals = new Map<LogIndex, PendingProposal<R>>();
   private reads = new Map<number, PendingRead>();
   /** Reads waiting for the next batched ReadIndex round (batchReads). */
@@ -178,6 +187,7 @@ export class Replica<R> {
       });
     }
     observer.onStart?.(cfg.id, this.raft);
+    this.tickedToMs = clock.nowMs();
     this.cancelTick = clock.every(cfg.tickMs, () => this.tick());
     this.process();
   }
@@ -202,17 +212,40 @@ export class Replica<R> {
 
   private tick(): void {
     if (this.stopped) return;
-    this.raft.tick();
+    if (this.mutants.has('keepaliveUnconfirmed')) {
+      // The planted bug (today's code before the fix): one tick per timer callback, however
+      // late it fired, so a stalled leader's CheckQuorum falls behind real time.
+      this.raft.tick();
+      this.tickedToMs = this.clock.nowMs();
+    } else this.catchUp();
     this.process();
+  }
+
+  /**
+   * Count the ticks that real time owes the core. Timers fire late, and once for a whole stall
+   * (a stopped or starved process): the core's election and CheckQuorum timers must count the
+   * time that passed, not the callbacks that ran. Runs before every input too, so a process that
+   * wakes up knows how long it slept before it answers anything (a leader that has not heard from
+   * a quorum for two election timeouts steps down first, Raft thesis §6.2).
+   */
+  private catchUp(): void {
+    const now = this.clock.nowMs();
+    const due = Math.floor((now - this.tickedToMs) / this.cfg.tickMs);
+    if (due <= 0) return;
+    this.tickedToMs += due * this.cfg.tickMs;
+    const n = Math.min(due, CATCH_UP_ELECTIONS_MAX * this.cfg.electionTicks);
+    for (let i = 0; i < n; i++) this.raft.tick();
   }
 
   receive(m: Message): void {
     if (this.stopped) return;
+    if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
     this.raft.step(m);
     this.process();
   }
 
   propose(data: Uint8Array, done: (o: ProposalOutcome<R>) => void): void {
+    if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
     if (this.proposals.size >= PENDING_REQUESTS_MAX) {
       done({ ok: false, reason: 'busy', leader: this.raft.leader });
       return;
@@ -229,6 +262,7 @@ export class Replica<R> {
     // A proposal of an earlier term at the same index lost its place in the log.
     this.proposals.get(r.index)?.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
     this.proposals.set(r.index, { term: r.term, done });
+    this.observer.onPropose?.(this.id, r.index, data);
     this.process();
   }
 
@@ -251,6 +285,7 @@ export class Replica<R> {
    * or answer was lost does not stay pending until the next leader change.
    */
   read(done: (o: ReadOutcome) => void): () => void {
+    if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
     if (this.reads.size >= PENDING_REQUESTS_MAX) {
       done({ ok: false, reason: 'busy', leader: this.raft.leader });
       return noop;
@@ -445,7 +480,8 @@ export class Replica<R> {
   }
 
   private releaseReads(): void {
-    const applied = this.raft.log.applied;
+    // The planted bug: answer once the read index is known, before it is applied here.
+    const applied = this.mutants.has('readBeforeApplied') ? Infinity : this.raft.log.applied;
     for (const [ctx, r] of [...this.reads]) {
       if (r.index !== undefined && r.index <= applied) {
         this.reads.delete(ctx);

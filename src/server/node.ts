@@ -154,6 +154,7 @@ export class EtcdNode {
     }
     this.cid = known === undefined ? 0n : BigInt(`0x${known}`);
     const holder: { member?: Member } = {};
+    const clock = cfg.clock ?? monotonicClock;
     const transport = await PeerTransport.start({
       clusterId: known,
       onClusterId: (id) => {
@@ -167,6 +168,7 @@ export class EtcdNode {
         this.selfPeerUrls[0] ?? `http://${cfg.listenPeer.host}:${cfg.listenPeer.port}`,
       ),
       peers,
+      nowMs: () => clock.nowMs(),
       onMessage: (m) => holder.member?.receiveMessage(m),
       onApp: (from, payload) => holder.member?.receiveFrame(from, payload),
       onEvent: (e) => logPeerEvent(log, e),
@@ -201,9 +203,9 @@ export class EtcdNode {
         seed: randomInt(1, RUN_SEED_MAX),
       },
       {
-        clock: cfg.clock ?? monotonicClock,
+        clock,
         transport,
-        peers: { send: (to, frame) => transport.sendApp(to, frame), heard: () => undefined },
+        peers: transport.channel,
         disk,
         log,
       },
@@ -253,5 +255,7 @@ export class EtcdNode {
 function logPeerEvent(log: NodeLogger, e: PeerEvent): void {
   if (e.type === 'refused') log.warn({ reason: e.reason }, 'peer connection refused');
   else if (e.type === 'dropped')
-    log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer queue full');
+    log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer messages dropped');
+  else if (e.type === 'stalled')
+    log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer connection stalled; reset');
 }

@@ -1,13 +1,20 @@
 // TCP between cluster members. Each node listens on its peer URL; for every peer it keeps one
 // outbound connection that carries only its own messages to that peer (so per-link order holds),
-// batched: messages queued in one turn of the event loop go out in one write. A connection opens
-// with a hello naming the cluster ID and the sender; a node of another cluster is refused.
+// batched: messages queued in one turn of the event loop go out in one write, headed by the
+// sender's monotonic clock reading (the receiver keeps the newest one per peer: the forwarder puts
+// request deadlines on the leader's clock with it). A connection opens with a hello naming the
+// cluster ID and the sender; a node of another cluster is refused.
+//
 // Loss is acceptable to Raft, so a full queue drops its oldest messages and a broken connection
-// reconnects with backoff rather than buffering without bound.
+// reconnects with backoff rather than buffering without bound. And nothing waits longer than
+// PEER_WAIT_MAX_MS (etcd's rafthttp bounds a peer write at 5 s): a message queued that long is
+// dropped, and a connection whose batches the receiver has not acknowledged for that long is reset
+// (RST, so the kernel drops what it still holds instead of retransmitting it after a partition
+// heals). The receiver acknowledges what it has read every PEER_ACK_INTERVAL_MS.
 import { createServer, Socket, type Server } from 'node:net';
 import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
-import type { Transport } from '../replica/io.js';
+import type { PeerChannel, PeerClockReading, Transport } from '../replica/io.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
 
 /** Frame payload at most (a snapshot travels in one frame). */
@@ -17,10 +24,18 @@ export const PEER_QUEUE_MAX = 4096;
 /** Reconnect backoff bounds, in milliseconds. */
 export const PEER_BACKOFF_MIN_MS = 50;
 export const PEER_BACKOFF_MAX_MS = 2000;
+/** A message waits at most this long to be written and read (etcd's ConnWriteTimeout, 5 s). */
+export const PEER_WAIT_MAX_MS = 5000;
+/** The receiver acknowledges what it has read at most this often, in ms. */
+export const PEER_ACK_INTERVAL_MS = 200;
 
 const MAGIC = 0x544e5231; // "TNR1"
 /** First byte of an application frame; Raft messages start with their type code (1..12). */
 const APP_FRAME = 0xfa;
+/** First byte of the sender's clock reading that heads every batch. */
+const CLOCK_FRAME = 0xfb;
+/** First byte of an acknowledgement (receiver to sender): the count of batches read. */
+const ACK_FRAME = 0xfc;
 
 export interface PeerAddress {
   readonly host: string;
@@ -42,6 +57,10 @@ export interface PeerTransportOptions {
   /** Where peers reach us (the advertised peer URL); defaults to `listen`. */
   readonly advertise?: PeerAddress;
   readonly peers: ReadonlyMap<NodeId, PeerAddress>;
+  /** The member's monotonic clock, in ms: stamped on every batch sent and on every one read. */
+  readonly nowMs: () => number;
+  /** Bounds a message's wait; default PEER_WAIT_MAX_MS (tests shorten it). */
+  readonly waitMaxMs?: number;
   readonly onMessage: (m: Message) => void;
   /** Frames of the node's own request forwarding (forward.ts), not Raft messages. */
   readonly onApp?: (from: NodeId, payload: Uint8Array) => void;
@@ -53,7 +72,9 @@ export type PeerEvent =
   | { readonly type: 'refused'; readonly reason: string }
   | { readonly type: 'connected'; readonly peer: NodeId }
   | { readonly type: 'disconnected'; readonly peer: NodeId; readonly error?: string }
-  | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number };
+  | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number }
+  /** A connection whose batches went unacknowledged past the bound was reset. */
+  | { readonly type: 'stalled'; readonly peer: NodeId; readonly messages: number };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -94,6 +115,22 @@ function helloAddress(payload: Buffer, idEnd: number): PeerAddress | undefined {
   return host !== '' && port > 0 ? { host, port } : undefined;
 }
 
+function clockFrame(nowMs: number): Buffer {
+  const b = Buffer.allocUnsafe(4 + 9);
+  b.writeUInt32LE(9, 0);
+  b[4] = CLOCK_FRAME;
+  b.writeDoubleLE(nowMs, 5);
+  return b;
+}
+
+function ackFrame(batches: number): Buffer {
+  const b = Buffer.allocUnsafe(4 + 9);
+  b.writeUInt32LE(9, 0);
+  b[4] = ACK_FRAME;
+  b.writeDoubleLE(batches, 5);
+  return b;
+}
+
 /** Splits a byte stream into length-prefixed frames. */
 class FrameReader {
   private buf: Buffer = Buffer.alloc(0);
@@ -112,25 +149,42 @@ class FrameReader {
   }
 }
 
+interface Queued {
+  readonly bytes: Uint8Array;
+  readonly queuedAtMs: number;
+}
+
+/** A batch written to the socket and not yet acknowledged by the receiver. */
+interface Unacked {
+  readonly writtenAtMs: number;
+  readonly messages: number;
+}
+
 class Outbound {
   private socket: Socket | undefined;
   private connected = false;
-  private queue: Uint8Array[] = [];
+  private queue: Queued[] = [];
   private flushScheduled = false;
   private backoffMs = PEER_BACKOFF_MIN_MS;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Batches written on this connection, oldest first; acknowledged ones are removed. */
+  private unacked: Unacked[] = [];
+  private batchesWritten = 0;
+  private batchesAcked = 0;
 
   constructor(
     private readonly peer: NodeId,
     private readonly addr: PeerAddress,
     private readonly hello: () => Buffer,
     private readonly onEvent: (e: PeerEvent) => void,
+    private readonly nowMs: () => number,
+    private readonly waitMaxMs: number,
   ) {}
 
   send(bytes: Uint8Array): void {
     if (this.closed) return;
-    this.queue.push(bytes);
+    this.queue.push({ bytes, queuedAtMs: this.nowMs() });
     if (this.queue.length > PEER_QUEUE_MAX) {
       const drop = this.queue.length - PEER_QUEUE_MAX;
       this.queue.splice(0, drop);
@@ -145,18 +199,32 @@ class Outbound {
     const s = new Socket();
     this.socket = s;
     s.setNoDelay(true);
+    const acks = new FrameReader();
     s.on('connect', () => {
       this.connected = true;
       this.backoffMs = PEER_BACKOFF_MIN_MS;
+      this.unacked = [];
+      this.batchesWritten = 0;
+      this.batchesAcked = 0;
       s.write(this.hello());
       this.onEvent({ type: 'connected', peer: this.peer });
       this.scheduleFlush();
+    });
+    s.on('data', (chunk: Buffer) => {
+      try {
+        acks.push(chunk, (payload) => {
+          if (payload[0] === ACK_FRAME && payload.length >= 9) this.acked(payload.readDoubleLE(1));
+        });
+      } catch {
+        s.destroy();
+      }
     });
     s.on('error', () => undefined); // 'close' follows and handles it
     s.on('close', (hadError) => {
       const wasConnected = this.connected;
       this.socket = undefined;
       this.connected = false;
+      this.unacked = [];
       if (wasConnected)
         this.onEvent({
           type: 'disconnected',
@@ -174,6 +242,13 @@ class Outbound {
     s.connect(this.addr.port, this.addr.host);
   }
 
+  private acked(batches: number): void {
+    while (this.batchesAcked < batches && this.unacked.length > 0) {
+      this.unacked.shift();
+      this.batchesAcked++;
+    }
+  }
+
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
@@ -183,12 +258,39 @@ class Outbound {
     });
   }
 
-  /** One write for everything queued (etcd's batching; node-performance-floor.md). */
+  /** One write for everything queued (etcd's batching), headed by our clock reading. */
   flush(): void {
     if (!this.connected || !this.socket || this.queue.length === 0) return;
-    const frames = this.queue.map((m) => frame(m));
+    const now = this.nowMs();
+    const fresh = this.queue.filter((q) => now - q.queuedAtMs < this.waitMaxMs);
+    const stale = this.queue.length - fresh.length;
     this.queue = [];
-    this.socket.write(frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames));
+    if (stale > 0) this.onEvent({ type: 'dropped', peer: this.peer, messages: stale });
+    if (fresh.length === 0) return;
+    const frames = [clockFrame(now), ...fresh.map((q) => frame(q.bytes))];
+    this.socket.write(Buffer.concat(frames));
+    this.batchesWritten++;
+    this.unacked.push({ writtenAtMs: now, messages: fresh.length });
+  }
+
+  /**
+   * The bound on a message's wait: queued messages older than it are dropped, and a connection
+   * whose oldest unacknowledged batch is older is reset, so that neither this side nor the
+   * kernel delivers it later (after a partition heals, TCP would).
+   */
+  enforceBound(): void {
+    const now = this.nowMs();
+    const oldest = this.unacked[0];
+    if (this.socket && oldest && now - oldest.writtenAtMs >= this.waitMaxMs) {
+      const lost = this.unacked.reduce((n, u) => n + u.messages, 0);
+      this.unacked = [];
+      this.onEvent({ type: 'stalled', peer: this.peer, messages: lost });
+      this.socket.resetAndDestroy();
+    }
+    const before = this.queue.length;
+    this.queue = this.queue.filter((q) => now - q.queuedAtMs < this.waitMaxMs);
+    if (this.queue.length < before)
+      this.onEvent({ type: 'dropped', peer: this.peer, messages: before - this.queue.length });
   }
 
   close(): void {
@@ -205,6 +307,15 @@ export class PeerTransport implements Transport {
   private readonly inbound = new Set<Socket>();
   private readonly onEvent: (e: PeerEvent) => void;
   private clusterId: string | undefined;
+  private readonly waitMaxMs: number;
+  /**
+   * The newest clock reading each peer sent, with our clock when it arrived, read on the peer's
+   * latest connection only: a restarted peer's clock starts anew, and a reading of its earlier
+   * process says nothing of the new one. Within one connection readings arrive in order.
+   */
+  private readonly clocks = new Map<NodeId, PeerClockReading>();
+  private readonly latest = new Map<NodeId, Socket>();
+  private readonly boundTimer: NodeJS.Timeout;
   private readonly helloFrame = (): Buffer =>
     hello(this.clusterId ?? '', this.opts.self, this.opts.advertise ?? this.opts.listen);
 
@@ -212,10 +323,20 @@ export class PeerTransport implements Transport {
     this.onEvent = opts.onEvent ?? (() => undefined);
     this.server = createServer((s) => this.accept(s));
     this.clusterId = opts.clusterId;
-    for (const [id, addr] of opts.peers) {
-      if (id !== opts.self)
-        this.outbound.set(id, new Outbound(id, addr, this.helloFrame, this.onEvent));
-    }
+    this.waitMaxMs = opts.waitMaxMs ?? PEER_WAIT_MAX_MS;
+    for (const [id, addr] of opts.peers) if (id !== opts.self) this.addPeer(id, addr);
+    // A tenth of the bound: a stalled connection is reset at most 10 % late.
+    this.boundTimer = setInterval(
+      () => {
+        for (const o of this.outbound.values()) o.enforceBound();
+      },
+      Math.max(10, this.waitMaxMs / 10),
+    );
+    this.boundTimer.unref();
+  }
+
+  heard(peer: NodeId): PeerClockReading | undefined {
+    return this.clocks.get(peer);
   }
 
   /** Listen on the peer address and return the transport; port 0 picks a free port. */
@@ -233,15 +354,21 @@ export class PeerTransport implements Transport {
     return typeof a === 'object' && a !== null ? a.port : 0;
   }
 
-  send(m: Message): void {
-    this.outbound.get(m.to)?.send(encodeMessage(m));
-  }
-
   flush(): void {
     for (const out of this.outbound.values()) out.flush();
   }
 
-  /** Best effort, like Raft messages: the forwarding layer has its own timeouts. */
+  send(m: Message): void {
+    this.outbound.get(m.to)?.send(encodeMessage(m));
+  }
+
+  /** The forwarding frames' channel over the same connections. */
+  readonly channel: PeerChannel = {
+    send: (to, frame) => this.sendApp(to, frame),
+    heard: (peer) => this.heard(peer),
+  };
+
+  /** Best effort, like Raft messages: the forwarding layer has its own deadlines. */
   sendApp(to: NodeId, payload: Uint8Array): void {
     const out = this.outbound.get(to);
     if (!out) return;
@@ -254,7 +381,10 @@ export class PeerTransport implements Transport {
   /** A member added at run time (MemberAdd); a known one keeps its connection. */
   addPeer(id: NodeId, addr: PeerAddress): void {
     if (id === this.opts.self || this.outbound.has(id)) return;
-    this.outbound.set(id, new Outbound(id, addr, this.helloFrame, this.onEvent));
+    this.outbound.set(
+      id,
+      new Outbound(id, addr, this.helloFrame, this.onEvent, this.opts.nowMs, this.waitMaxMs),
+    );
   }
 
   removePeer(id: NodeId): void {
@@ -267,6 +397,16 @@ export class PeerTransport implements Transport {
     s.setNoDelay(true);
     const reader = new FrameReader();
     let from: NodeId | undefined;
+    let batchesRead = 0;
+    let ackTimer: NodeJS.Timeout | undefined;
+    const scheduleAck = (): void => {
+      if (ackTimer) return;
+      ackTimer = setTimeout(() => {
+        ackTimer = undefined;
+        if (!s.destroyed) s.write(ackFrame(batchesRead));
+      }, PEER_ACK_INTERVAL_MS);
+      ackTimer.unref();
+    };
     const refuse = (reason: string): void => {
       this.onEvent({ type: 'refused', reason });
       s.destroy();
@@ -293,9 +433,21 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            this.latest.set(sender, s);
+            this.clocks.delete(sender);
             // A sender we have no route to (we are joining, or it joined after us): answer it
             // where it says it is.
             if (reachAt && !this.outbound.has(sender)) this.addPeer(sender, reachAt);
+            return;
+          }
+          if (payload[0] === CLOCK_FRAME && payload.length >= 9) {
+            if (this.latest.get(from) === s)
+              this.clocks.set(from, {
+                peerMs: payload.readDoubleLE(1),
+                localMs: this.opts.nowMs(),
+              });
+            batchesRead++;
+            scheduleAck();
             return;
           }
           if (payload[0] === APP_FRAME) {
@@ -312,10 +464,15 @@ export class PeerTransport implements Transport {
       }
     });
     s.on('error', () => undefined);
-    s.on('close', () => this.inbound.delete(s));
+    s.on('close', () => {
+      this.inbound.delete(s);
+      if (ackTimer) clearTimeout(ackTimer);
+      if (from !== undefined && this.latest.get(from) === s) this.latest.delete(from);
+    });
   }
 
   async close(): Promise<void> {
+    clearInterval(this.boundTimer);
     for (const o of this.outbound.values()) o.close();
     for (const s of this.inbound) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -92,6 +92,7 @@ async function pair(clusterB = 'c1') {
     clusterId: 'c1',
     self: n1,
     listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
     peers: new Map(),
     onMessage: (m) => got.get(n1)?.push(m),
     onEvent: (e) => events.push(e),
@@ -100,6 +101,7 @@ async function pair(clusterB = 'c1') {
     clusterId: clusterB,
     self: n2,
     listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
     peers: new Map([[n1, { host: '127.0.0.1', port: a.port }]]),
     onMessage: (m) => got.get(n2)?.push(m),
     onEvent: (e) => events.push(e),
@@ -156,6 +158,7 @@ test('a peer that restarts on the same port is reached again', async () => {
     clusterId: 'c1',
     self: n1,
     listen: { host: '127.0.0.1', port },
+    nowMs: () => performance.now(),
     peers: new Map(),
     onMessage: (m) => got.push(m),
   });
@@ -176,5 +179,138 @@ test('a peer that restarts on the same port is reached again', async () => {
   } finally {
     await a2.close();
     await b.close();
+  }
+});
+
+const heartbeat = (context: number): Message => ({
+  type: 'heartbeat',
+  from: n2,
+  to: n1,
+  term: term(1),
+  commit: logIndex(0),
+  context,
+});
+
+test('every batch carries the sender clock; the receiver keeps the newest reading', async () => {
+  const { a, b, got } = await pair();
+  try {
+    b.send(heartbeat(1));
+    await until('a message', () => (got.get(n1)?.length ?? 0) >= 1);
+    const h = a.heard(n2);
+    assert.ok(h !== undefined, 'no clock reading from the sender');
+    assert.ok(h.peerMs <= performance.now() && h.localMs >= h.peerMs);
+    assert.equal(a.channel.heard(n2), h);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
+test('a connection whose batches the peer never acknowledges is reset after the bound', async () => {
+  // A peer that accepts and reads nothing: no acknowledgement ever comes back.
+  const { createServer } = await import('node:net');
+  const sockets: import('node:net').Socket[] = [];
+  const silent = createServer((s) => {
+    s.pause();
+    s.on('error', () => {}); // our reset arrives here as ECONNRESET
+    sockets.push(s);
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+  const addr = silent.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  const events: PeerEvent[] = [];
+  const b = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n2,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    waitMaxMs: 200,
+    peers: new Map([[n1, { host: '127.0.0.1', port }]]),
+    onMessage: () => {},
+    onEvent: (e) => events.push(e),
+  });
+  try {
+    b.send(heartbeat(1));
+    await until('the stalled connection reset', () => events.some((e) => e.type === 'stalled'));
+    const reset = events.find((e) => e.type === 'stalled');
+    assert.equal(reset?.type === 'stalled' ? reset.messages : 0, 1);
+  } finally {
+    await b.close();
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => silent.close(() => r()));
+  }
+});
+
+test('messages queued past the bound are dropped, not delivered when the peer comes back', async () => {
+  const { freePorts } = await import('../../src/bench/launcher/ports.js');
+  const [port] = await freePorts(1);
+  const events: PeerEvent[] = [];
+  const b = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n2,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    waitMaxMs: 200,
+    peers: new Map([[n1, { host: '127.0.0.1', port: port as number }]]),
+    onMessage: () => {},
+    onEvent: (e) => events.push(e),
+  });
+  const got: Message[] = [];
+  let a: PeerTransport | undefined;
+  try {
+    // Nobody listens yet: the message waits in the queue until the bound drops it.
+    b.send(heartbeat(1));
+    await until('the stale message dropped', () => events.some((e) => e.type === 'dropped'));
+    a = await PeerTransport.start({
+      clusterId: 'c1',
+      self: n1,
+      listen: { host: '127.0.0.1', port: port as number },
+      nowMs: () => performance.now(),
+      peers: new Map(),
+      onMessage: (m) => got.push(m),
+    });
+    let ctx = 1;
+    await until('a fresh message', () => {
+      b.send(heartbeat(++ctx));
+      return got.length > 0;
+    });
+    assert.ok(
+      got.every((m) => m.type === 'heartbeat' && m.context > 1),
+      'the stale message was delivered',
+    );
+  } finally {
+    await a?.close();
+    await b.close();
+  }
+});
+
+test("a restarted peer's clock readings replace its earlier process's", async () => {
+  const { a, b, got } = await pair();
+  b.send(heartbeat(1));
+  await until('a message', () => (got.get(n1)?.length ?? 0) >= 1);
+  const before = a.heard(n2);
+  assert.ok(before !== undefined);
+  await b.close();
+  // The new process's clock reads far less than the old one's did.
+  const b2 = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n2,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now() - 1_000_000,
+    peers: new Map([[n1, { host: '127.0.0.1', port: a.port }]]),
+    onMessage: () => {},
+  });
+  try {
+    const seen = got.get(n1)?.length ?? 0;
+    let ctx = 1;
+    await until('a message from the new process', () => {
+      b2.send(heartbeat(++ctx));
+      return (got.get(n1)?.length ?? 0) > seen;
+    });
+    const after = a.heard(n2);
+    assert.ok(after !== undefined && after.peerMs < before.peerMs, 'kept the old reading');
+  } finally {
+    await a.close();
+    await b2.close();
   }
 });

@@ -1,6 +1,7 @@
-// Planted bugs ("mutants"), each a known Raft mistake, switched on only by the simulator's
-// test-only option. They prove that the simulator and its checkers can find such bugs
-// (verification.md, "Bug-finding power"). Production code always runs with none enabled.
+// Planted bugs ("mutants"), each a realistic mistake in the code the simulator runs — the Raft
+// core, the WAL, the member (leases, forwarding, the Lock service, watches) and the SDK's session
+// rule — switched on only by the simulator's test-only option. They prove that the simulator and
+// its checkers find such bugs: every one must be caught. Production code runs with none enabled.
 
 export const MUTANTS = {
   figure8: 'commit a previous-term entry by counting replicas (Raft §5.4.2, Figure 8)',
@@ -14,7 +15,24 @@ export const MUTANTS = {
   commitBeyondMatch: 'advance the commit index past what a majority has matched',
   confChangeBeforeTermCommit: 'accept a config change before a current-term commit (thesis §4.1)',
   lostDuplicateDetection: 'apply a retried command twice (no client-session dedup, thesis §6.3)',
+  repeatUnknownWrite:
+    'send a write again after an attempt whose outcome was unknown (applied twice: no dedup, thesis §6.3)',
   tornTailValid: 'accept a torn last WAL record as valid instead of truncating it',
+  keepaliveUnconfirmed:
+    "answer lease renewals from the leader's own state, unconfirmed, and count delivered ticks (the code before the fix)",
+  leaseNoRefresh: 'a new leader expires leases by the old deadlines, without refreshing them first',
+  unknownAsRefusal:
+    "answer a write whose outcome is unknown with a refusal ('leader changed'), as before the fix",
+  forwardIgnoresDeadline:
+    'the leader starts a forwarded request after the asker has given up on it',
+  revokeForwarded:
+    "forward a lease expiry decided on one member's clock to whichever member leads next",
+  unlockUnfenced: 'Unlock deletes the key whatever revision created it (etcd #22082)',
+  watchResumeLate: 'a watch created at start_revision r delivers from r + 1',
+  revokeMissesKey: 'a lease revoke leaves one of its attached keys behind',
+  readBeforeApplied:
+    'answer a linearizable read once its read index is known, before it is applied',
+  sessionFromAnswer: "a lease holder dates its lease from the renewal's answer instead of its send",
 } as const;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -52,6 +52,15 @@ export const ERR_NO_LEADER = err('Unavailable', 'etcdserver: no leader');
 export const ERR_NOT_LEADER = err('FailedPrecondition', 'etcdserver: not leader');
 export const ERR_LEADER_CHANGED = err('Unavailable', 'etcdserver: leader changed');
 export const ERR_TIMEOUT = err('Unavailable', 'etcdserver: request timed out');
+/**
+ * etcd's ErrTimeoutDueToLeaderFail (etcdserver/errors.go): a write whose outcome is unknown
+ * because the leader it went through changed or failed. Like every `request timed out` variant,
+ * clients must treat it as "may or may not have been applied".
+ */
+export const ERR_TIMEOUT_LEADER_FAIL = err(
+  'Unavailable',
+  'etcdserver: request timed out, possibly due to previous leader failure',
+);
 export const ERR_STOPPED = err('Unavailable', 'etcdserver: server stopped');
 export const ERR_TOO_MANY_REQUESTS = err('ResourceExhausted', 'etcdserver: too many requests');
 export const ERR_CANCELED = err('Canceled', 'etcdserver: request canceled');

@@ -3,6 +3,7 @@
 // as data. Reads (Range, LeaseTimeToLive, LeaseLeases) are queries on the applied state: the
 // replica answers them after ReadIndex (linearizable) or at once (serializable). Watch hubs are
 // local to a node and not part of the replicated state; the machine feeds them each revision.
+import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert, unreachable } from '../base/assert.js';
 import { FNV_OFFSET, fnvNumber } from '../base/hash.js';
 import type { LogIndex, Revision } from '../base/units.js';
@@ -104,7 +105,11 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   private applied = 0;
   private readonly hubs = new Set<WatchHub>();
 
-  constructor(private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS) {}
+  constructor(
+    private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS,
+    /** Planted bugs for the simulator's mutation runs; never set in production. */
+    private readonly mutants: Mutants = NO_MUTANTS,
+  ) {}
 
   get revision(): Revision {
     return this.store.revision;
@@ -318,6 +323,8 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   private leaseRevoke(id: LeaseId): EtcdResult {
     if (!this.leases.has(id)) return fail(ERR_LEASE_NOT_FOUND);
     const keys = this.leases.revoke(id);
+    // The planted bug: the last attached key is left behind, attached to a lease that is gone.
+    if (this.mutants.has('revokeMissesKey')) keys.pop();
     this.store.beginWrite();
     for (const key of keys) deleteKey(this.state(), key);
     return { type: 'leaseRevoke', response: { header: this.endWrite() } };

@@ -3,6 +3,8 @@
 // outcome of every attempt is typed (forward-frame.ts: done, refused, unknown), so the answer to
 // the client says what is known: a request that may have been done is never reported as a plain
 // refusal, and one that is not safe to repeat is never repeated once it may have been done.
+import { elapsedElsewhereMinMs } from '../../core/base/clock-drift.js';
+import type { Mutants } from '../../core/base/mutants.js';
 import { NONE } from '../../core/base/units.js';
 import type { EtcdError } from '../../core/state/etcd-errors.js';
 import {
@@ -11,8 +13,9 @@ import {
   ERR_NOT_LEADER,
   ERR_STOPPED,
   ERR_TIMEOUT,
+  ERR_TIMEOUT_LEADER_FAIL,
 } from '../../core/state/etcd-errors.js';
-import type { Clock } from '../io.js';
+import type { Clock, PeerChannel } from '../io.js';
 import type { Replica } from '../replica.js';
 import type { ForwardAnswer, ForwardOp } from './forward-frame.js';
 import type { Forwarder } from './forwarder.js';
@@ -23,17 +26,52 @@ import type { Waiters } from './waiters.js';
 export interface LeaderRoutingDeps {
   readonly replica: () => Replica<ServerResult>;
   readonly forwarder: Forwarder;
+  /** What the leader's clock said last: the forwarded request's deadline is put on it. */
+  readonly peers: PeerChannel;
   readonly waiters: Waiters;
   readonly clock: Clock;
   readonly requestTimeoutMs: number;
   readonly heartbeatMs: number;
   readonly isStopped: () => boolean;
+  readonly mutants: Mutants;
   /** Serve `op` on this member, which leads; `deadlineMs` is on our clock. */
   readonly serveLocal: (op: ForwardOp, deadlineMs: number) => Promise<ForwardAnswer>;
 }
 
 /** Whether an operation may be sent again after an attempt whose outcome is unknown. */
 export type Repeat = 'safe' | 'never';
+
+/** Messages that clients read as "nothing was done" (see unknownOutcome). */
+const REFUSAL_MESSAGES: ReadonlySet<string> = new Set([
+  'etcdserver: no leader',
+  'etcdserver: not leader',
+  'etcdserver: leader changed',
+  'etcdserver: too many requests',
+]);
+
+/**
+ * The error for a request that may or may not have been done. It must not read as a refusal:
+ * etcd answers such writes with a `request timed out` variant (etcdserver/errors.go), which Go's
+ * clientv3 does not retry for a write and tenure's SDK reports as UnknownOutcomeError.
+ */
+export function unknownOutcome(e: EtcdError): EtcdError {
+  return REFUSAL_MESSAGES.has(e.message) ? ERR_TIMEOUT_LEADER_FAIL : e;
+}
+
+/**
+ * The reading of the leader's clock past which a request we forward now must not start: our
+ * deadline put on the leader's clock by the last reading it sent us, with the least time its
+ * clock can have advanced while ours advances to the deadline. Undefined when it never said.
+ */
+export function deadlineOnPeer(
+  peers: PeerChannel,
+  leader: Parameters<PeerChannel['heard']>[0],
+  deadlineMs: number,
+): number | undefined {
+  const h = peers.heard(leader);
+  if (h === undefined) return undefined;
+  return h.peerMs + elapsedElsewhereMinMs(deadlineMs - h.localMs);
+}
 
 export class LeaderRouting {
   constructor(private readonly deps: LeaderRoutingDeps) {}
@@ -47,7 +85,12 @@ export class LeaderRouting {
     const deadlineMs = d.clock.nowMs() + d.requestTimeoutMs;
     /** An attempt may have been done: the final failure must say so, not refuse. */
     let maybeDone: EtcdError | undefined;
-    const fail = (definite: EtcdError): RequestError => new RequestError(maybeDone ?? definite);
+    const fail = (definite: EtcdError): RequestError => {
+      if (maybeDone === undefined) return new RequestError(definite);
+      // The planted bug (the code before the fix): say "leader changed" for a write that may be done.
+      if (d.mutants.has('unknownAsRefusal')) return new RequestError(maybeDone);
+      return new RequestError(unknownOutcome(maybeDone));
+    };
     for (;;) {
       if (d.isStopped()) throw fail(ERR_STOPPED);
       if (signal?.aborted) throw fail(ERR_CANCELED);
@@ -60,11 +103,16 @@ export class LeaderRouting {
           await d.waiters.untilLeaderChange(deadlineMs, signal, ERR_NO_LEADER);
           continue;
         } else {
+          const onLeader = deadlineOnPeer(d.peers, raft.leader, deadlineMs);
+          if (onLeader === undefined) {
+            // A leader we have no clock reading from yet: its first message brings one.
+            await d.waiters.sleep(d.heartbeatMs, deadlineMs, signal);
+            continue;
+          }
           a = await d.forwarder.request(
             raft.leader,
             op,
-            // The leader runs on its own clock: it is told how long we wait (see forwarder.ts).
-            Infinity,
+            onLeader,
             Math.max(1, deadlineMs - d.clock.nowMs()),
             signal,
           );
@@ -81,7 +129,8 @@ export class LeaderRouting {
       if (a.kind === 'done') return a.value;
       if (a.kind === 'unknown') {
         maybeDone = a.error;
-        if (repeat === 'never') throw fail(a.error);
+        // The planted bug: repeat it anyway, as a client without duplicate detection would.
+        if (repeat === 'never' && !d.mutants.has('repeatUnknownWrite')) throw fail(a.error);
       } else if (a.error.message !== ERR_NOT_LEADER.message) {
         throw fail(a.error);
       }

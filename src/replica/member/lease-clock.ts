@@ -3,13 +3,28 @@
 // the old leader had already waited), renews leases on keepalives, answers TTL queries, and
 // proposes a revoke for every lease its clock says has expired. A follower forwards all of these to
 // the leader.
+//
+// Why a renewal the leader answers is kept (the bound the lease contract rests on). A client sends
+// a renewal at s; it reaches the leader L at a ≥ s. L answers it only after a quorum acknowledged
+// a heartbeat round that L sent at h ≥ a (member.ts, confirmLeadership; the same rounds ReadIndex
+// uses, Raft thesis §6.4), and records the deadline a + TTL on its own clock. Any later leader L'
+// is elected at E > h: its quorum intersects the one that answered round h in L's term. L' first
+// commits a refresh at R ≥ E that moves every deadline to R + TTL + electionMs on its clock, and
+// expires nothing before; L itself expires nothing before a + TTL while it leads. So on the
+// server the lease lives until real time ≥ s + TTL/(1 + ρ), where ρ (CLOCK_RATE_ERROR_MAX, 0.5 %)
+// bounds how fast a member's clock may run. No clock rate matters for the order a < h < E: that is
+// a quorum intersection, which is why a stopped or starved leader cannot break it — it can only
+// fail to confirm. The client (the SDK's session-state.ts) keeps the lease for s + TTL −
+// driftMargin on its own clock, which is within the bound for ρ ≤ 0.5 % (its margin is 1 % of the
+// TTL, at least 100 ms). The refresh's extra election timeout is etcd's (lessor Promote) and is
+// not needed by this argument; it covers a leader that stepped down by CheckQuorum alone.
+import type { Mutants } from '../../core/base/mutants.js';
 import type { Term } from '../../core/base/units.js';
 import type { LeaseId, LeaseKeepAliveResponse } from '../../core/state/kv-types.js';
 import type { LeaseTimeToLiveResponse } from '../../core/state/kv-types.js';
 import type { EtcdMachine } from '../../core/state/etcd-machine.js';
 import type { Clock } from '../io.js';
 import type { Replica } from '../replica.js';
-import { etcdErrorOf } from './request-error.js';
 import { encodeEtcdEntry, type ServerResult } from './server-machine.js';
 
 /** The leader checks lease deadlines this often (etcd: 500 ms). */
@@ -23,9 +38,15 @@ export interface LeaseClockDeps {
   readonly clock: Clock;
   /** The election timeout, in ms of the leader's clock: the refresh's extra time. */
   readonly electionMs: number;
-  /** Propose a revoke through the log (its outcome only matters to the log). */
-  readonly proposeRevoke: (id: LeaseId, ifExpiredAtMs: number) => Promise<unknown>;
+  /**
+   * Propose a revoke on this member, as leader of `term`, and nowhere else: the decision compares
+   * a reading of this member's clock with deadlines on this member's clock, so it means nothing to
+   * another leader (forwarded, it would compare one member's clock with another's). Resolves
+   * when its fate is known; a member that no longer leads in `term` proposes nothing.
+   */
+  readonly proposeRevoke: (id: LeaseId, ifExpiredAtMs: number, term: Term) => Promise<void>;
   readonly warn: (obj: object, msg: string) => void;
+  readonly mutants: Mutants;
 }
 
 export class LeaseClock {
@@ -39,6 +60,8 @@ export class LeaseClock {
    */
   private readonly renewals = new Map<LeaseId, number>();
   private readonly revoking = new Set<LeaseId>();
+  /** Renewals that arrived and wait for leadership to be confirmed: not expired meanwhile. */
+  private readonly confirming = new Map<LeaseId, number>();
   private stopped = false;
 
   constructor(private readonly deps: LeaseClockDeps) {}
@@ -54,6 +77,8 @@ export class LeaseClock {
   /** True once this leader's refresh applied in its current term. */
   get ready(): boolean {
     const raft = this.raft;
+    // The planted bug: a new leader trusts the deadlines another leader's clock set.
+    if (this.deps.mutants.has('leaseNoRefresh')) return raft.role === 'leader';
     return raft.role === 'leader' && this.readyTerm === raft.term;
   }
 
@@ -64,6 +89,7 @@ export class LeaseClock {
    */
   ensureRefresh(): void {
     const raft = this.raft;
+    if (this.deps.mutants.has('leaseNoRefresh')) return;
     if (raft.role !== 'leader' || this.readyTerm === raft.term) return;
     if (this.refreshingTerm === raft.term) return;
     const t = raft.term;
@@ -87,7 +113,7 @@ export class LeaseClock {
   expire(): void {
     const raft = this.raft;
     if (this.stopped || raft.role !== 'leader') return;
-    if (this.readyTerm !== raft.term) {
+    if (!this.ready) {
       this.ensureRefresh();
       return;
     }
@@ -97,7 +123,7 @@ export class LeaseClock {
       if (machine.leaseInfo(id) === undefined) this.renewals.delete(id);
     const ids = machine
       .expiredLeases(now, 4 * LEASE_REVOKES_PER_CHECK_MAX)
-      .filter((id) => (this.renewals.get(id) ?? -Infinity) <= now)
+      .filter((id) => (this.renewals.get(id) ?? -Infinity) <= now && !this.confirming.has(id))
       .slice(0, LEASE_REVOKES_PER_CHECK_MAX);
     for (const id of ids) {
       if (this.revoking.has(id)) continue;
@@ -105,29 +131,36 @@ export class LeaseClock {
       // Conditional: a renewal that applies first (proposed before our clock passed the
       // deadline) wins, and the revoke does nothing.
       this.deps
-        .proposeRevoke(id, now)
-        .catch((e: unknown) => {
-          // An expected failure (no longer leader, a timeout) is retried by the next check.
-          if (etcdErrorOf(e) === null) this.deps.warn({ err: String(e) }, 'lease revoke failed');
-        })
+        .proposeRevoke(id, now, raft.term)
+        .catch((e: unknown) => this.deps.warn({ err: String(e) }, 'lease revoke failed'))
         .finally(() => this.revoking.delete(id));
     }
   }
 
+  /** A renewal of `id` arrived and waits for its confirmation: do not expire the lease meanwhile. */
+  beginRenewal(id: LeaseId): () => void {
+    this.confirming.set(id, (this.confirming.get(id) ?? 0) + 1);
+    return () => {
+      const n = (this.confirming.get(id) ?? 1) - 1;
+      if (n <= 0) this.confirming.delete(id);
+      else this.confirming.set(id, n);
+    };
+  }
+
   /**
-   * A renewal on the leader: TTL 0 for an unknown lease, one being revoked, or one whose deadline
-   * has passed (its revoke is coming; etcd answers "not found" for a lease pending revocation);
-   * else a new deadline of now + TTL.
+   * A renewal that arrived at `arrivalMs`, on a leader that has since confirmed its leadership:
+   * TTL 0 for an unknown lease, one being revoked, or one whose deadline had passed when the
+   * renewal arrived (its revoke is coming; etcd answers "not found" for a lease pending
+   * revocation); else the deadline becomes arrival + TTL (the bound above).
    */
-  renew(id: LeaseId): LeaseKeepAliveResponse {
+  renew(id: LeaseId, arrivalMs: number): LeaseKeepAliveResponse {
     const machine = this.deps.machine;
     const header = { revision: machine.revision };
     const info = machine.leaseInfo(id);
-    const now = this.deps.clock.nowMs();
     if (info === undefined || this.revoking.has(id)) return { header, id, ttlSeconds: 0 };
-    if (Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity) <= now)
-      return { header, id, ttlSeconds: 0 };
-    this.renewals.set(id, now + info.ttlSeconds * 1000);
+    const renewedMs = this.renewals.get(id) ?? -Infinity;
+    if (Math.max(info.deadlineMs, renewedMs) <= arrivalMs) return { header, id, ttlSeconds: 0 };
+    this.renewals.set(id, Math.max(renewedMs, arrivalMs + info.ttlSeconds * 1000));
     return { header, id, ttlSeconds: info.ttlSeconds };
   }
 

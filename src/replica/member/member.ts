@@ -20,9 +20,11 @@ import {
   ERR_PEER_URL_EXIST,
   ERR_REQUEST_TOO_LARGE,
   ERR_STOPPED,
+  ERR_TIMEOUT,
   ERR_TOO_MANY_REQUESTS,
 } from '../../core/state/etcd-errors.js';
 import { EtcdMachine, type EtcdResult } from '../../core/state/etcd-machine.js';
+import { DEFAULT_ETCD_LIMITS } from '../../core/state/etcd-limits.js';
 import type {
   LeaseId,
   LeaseKeepAliveResponse,
@@ -87,7 +89,7 @@ export class Member implements KvBackend {
     this.log = io.log;
     this.mutants = cfg.mutants ?? NO_MUTANTS;
     const prng = makePrng(cfg.seed);
-    this.machine = new EtcdMachine();
+    this.machine = new EtcdMachine(DEFAULT_ETCD_LIMITS, this.mutants);
     this.sm = new ServerMachine(this.machine);
     this.sm.onMembersChanged = () => {
       for (const l of [...this.memberTableListeners]) l();
@@ -97,9 +99,7 @@ export class Member implements KvBackend {
       io.peers,
       this.clock,
       prng.fork('forward-ids'),
-      // The asker's deadline bounds the work, and so does our own request timeout.
-      (op, deadlineMs) =>
-        this.serveLocal(op, Math.min(deadlineMs, this.clock.nowMs() + cfg.requestTimeoutMs)),
+      (op, deadlineMs) => this.serveForwarded(op, deadlineMs),
       (e) =>
         this.log.error(
           { err: e instanceof Error ? e.stack : String(e) },
@@ -110,11 +110,13 @@ export class Member implements KvBackend {
     this.routing = new LeaderRouting({
       replica,
       forwarder: this.forwarder,
+      peers: io.peers,
       waiters: this.waiters,
       clock: this.clock,
       requestTimeoutMs: cfg.requestTimeoutMs,
       heartbeatMs: cfg.heartbeatMs,
       isStopped: () => this.stopped,
+      mutants: this.mutants,
       serveLocal: (op, deadlineMs) => this.serveLocal(op, deadlineMs),
     });
     this.leases = new LeaseClock({
@@ -122,9 +124,15 @@ export class Member implements KvBackend {
       machine: this.machine,
       clock: this.clock,
       electionMs: cfg.electionMs,
-      proposeRevoke: (id, ifExpiredAtMs) =>
-        this.propose({ type: 'leaseRevoke', id, ifExpiredAtMs }),
+      proposeRevoke: async (id, ifExpiredAtMs, term) => {
+        const cmd: Command = { type: 'leaseRevoke', id, ifExpiredAtMs };
+        // The planted bug (the code before the fix): route it like a client's request, so a
+        // member that stopped leading forwards its clock's verdict to the next leader.
+        if (!this.mutants.has('revokeForwarded')) return this.proposeAsLeader(cmd, term);
+        await this.propose(cmd).catch(() => undefined);
+      },
       warn: (obj, msg) => this.log.warn(obj, msg),
+      mutants: this.mutants,
     });
     this.changes = new MemberChanges({
       replica,
@@ -164,6 +172,7 @@ export class Member implements KvBackend {
       io.disk,
       {
         onStart: (id, raft) => outer.onStart?.(id, raft),
+        onPropose: (id, index, data) => outer.onPropose?.(id, index, data),
         // Observers run inside the Ready loop, before advance(): anything that proposes or
         // answers clients waits for the loop to finish.
         onSoftState: (id, s) => {
@@ -233,17 +242,24 @@ export class Member implements KvBackend {
         await this.waiters.untilLeaderChange(deadline, signal, ERR_NO_LEADER);
         continue;
       }
+      // A follower's read point is one request to the leader and one answer: either may be lost
+      // (a link that broke, a full queue), and nothing asks again. So an attempt lasts half an
+      // election timeout; then it is forgotten and asked anew (a later read point is as good).
       let forget: () => void = () => {};
+      const attemptEnd = Math.min(deadline, this.clock.nowMs() + this.cfg.electionMs / 2);
       const o = await this.waiters
         .withDeadline(
           new Promise<ReadOutcome>((resolve) => (forget = this.replica.read(resolve))),
-          deadline,
+          attemptEnd,
           signal,
         )
         .catch((e: unknown) => {
           forget();
+          if (attemptEnd < deadline && etcdErrorOf(e)?.message === ERR_TIMEOUT.message)
+            return undefined;
           throw e;
         });
+      if (o === undefined) continue;
       if (o.ok) return;
       if (o.reason === 'busy') throw new RequestError(ERR_TOO_MANY_REQUESTS);
       // notLeader: the leader changed before it confirmed; try again with the next one.
@@ -358,6 +374,14 @@ export class Member implements KvBackend {
 
   // ---- Writes ----
 
+  /** Propose on this member if it still leads in `term`; never forwarded, never retried. */
+  private proposeAsLeader(cmd: Command, term: number): Promise<void> {
+    const raft = this.replica.raft;
+    if (this.stopped || raft.role !== 'leader' || raft.term !== term) return Promise.resolve();
+    const data = encodeEtcdEntry(cmd);
+    return new Promise((resolve) => this.replica.propose(data, () => resolve()));
+  }
+
   private async proposeMember(cmd: MemberCommand, signal?: AbortSignal): Promise<void> {
     await this.routing.run({ op: 'member', cmd }, signal, 'never');
   }
@@ -402,25 +426,40 @@ export class Member implements KvBackend {
           const definite = MEMBER_CHANGE_REFUSALS.some((r) => r.message === known.message);
           return definite ? refused(known) : { kind: 'unknown', error: known };
         }
-      case 'keepAlive':
+      case 'keepAlive': {
+        // The renewal's deadline counts from here, and it holds only if no other leader can
+        // have been elected by now: confirmed by a quorum round sent after this (lease-clock.ts).
+        const arrivalMs = this.clock.nowMs();
         if (!(await this.leaseClockReady(deadlineMs))) return refused(ERR_NOT_LEADER);
-        return { kind: 'done', value: this.leases.renew(op.id), index: applied() };
-      case 'timeToLive':
-        // Deadlines are on this leader's clock only once its refresh applied; and a deposed
-        // leader must not report a lease the new one revoked (ReadIndex confirms we lead).
-        if (!(await this.leaseClockReady(deadlineMs))) return refused(ERR_NOT_LEADER);
+        if (this.mutants.has('keepaliveUnconfirmed'))
+          return {
+            kind: 'done',
+            value: this.leases.renew(op.id, this.clock.nowMs()),
+            index: applied(),
+          };
+        const end = this.leases.beginRenewal(op.id);
         try {
-          await this.readBarrier();
-        } catch (e) {
-          const known = etcdErrorOf(e);
-          if (known === null) throw e;
-          return refused(known);
+          if (!(await this.confirmLeadership(arrivalMs, deadlineMs)))
+            return refused(ERR_NOT_LEADER);
+        } finally {
+          end();
         }
+        return { kind: 'done', value: this.leases.renew(op.id, arrivalMs), index: applied() };
+      }
+      case 'timeToLive': {
+        // Deadlines are on this leader's clock only once its refresh applied; and a deposed
+        // leader must not report a lease the new one revoked: confirm that we still lead.
+        const arrivalMs = this.clock.nowMs();
+        if (!(await this.leaseClockReady(deadlineMs))) return refused(ERR_NOT_LEADER);
+        if (!(await this.confirmLeadership(arrivalMs, deadlineMs))) return refused(ERR_NOT_LEADER);
         return { kind: 'done', value: this.leases.timeToLive(op.id, op.keys), index: applied() };
+      }
       case 'propose':
       case 'member': {
         if (usesLeaseClock(op) && !(await this.leaseClockReady(deadlineMs)))
           return refused(ERR_NOT_LEADER);
+        // Never start what the asker has given up on: it has answered its client already.
+        if (this.clock.nowMs() >= deadlineMs) return refused(ERR_TIMEOUT);
         const p = this.proposeLocal(op);
         if (!(p instanceof Promise)) return p;
         const o = await p;
@@ -431,6 +470,46 @@ export class Member implements KvBackend {
         return { kind: 'unknown', error: ERR_LEADER_CHANGED };
       }
     }
+  }
+
+  /** A request from a peer that must not start once our clock reads `deadlineMs`. */
+  private serveForwarded(op: ForwardOp, deadlineMs: number): Promise<ForwardAnswer> {
+    const now = this.clock.nowMs();
+    const own = now + this.cfg.requestTimeoutMs;
+    // The planted bug: the leader keeps its own deadline only, as if the asker waited forever.
+    if (this.mutants.has('forwardIgnoresDeadline')) return this.serveLocal(op, own);
+    if (now >= deadlineMs) return Promise.resolve(refused(ERR_TIMEOUT));
+    return this.serveLocal(op, Math.min(deadlineMs, own));
+  }
+
+  /**
+   * Confirm that this member led continuously from `arrivalMs` to now: one heartbeat round sent
+   * after it, acknowledged by a quorum (the rounds reads share, Replica.read), the applied state
+   * caught up with the commit index of that moment, and no election timeout gone by since —
+   * what every leader-side promise about the future rests on.
+   */
+  private async confirmLeadership(arrivalMs: number, deadlineMs: number): Promise<boolean> {
+    const term = this.replica.raft.term;
+    let forget: () => void = () => {};
+    let o: ReadOutcome;
+    try {
+      o = await this.waiters.withDeadline(
+        new Promise<ReadOutcome>((resolve) => (forget = this.replica.read(resolve))),
+        deadlineMs,
+        undefined,
+      );
+    } catch {
+      forget();
+      return false;
+    }
+    const raft = this.replica.raft;
+    return (
+      o.ok &&
+      raft.role === 'leader' &&
+      raft.term === term &&
+      this.leases.ready &&
+      this.clock.nowMs() - arrivalMs < this.cfg.electionMs
+    );
   }
 
   /** On the leader: wait until its lease clock is in force. False if it stopped leading. */

@@ -9,7 +9,7 @@ import { EtcdMachine } from '../../core/state/etcd-machine.js';
 import type { StateMachine } from '../../core/state/machine.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
 import type { Command } from '../../core/state/command.js';
-import { encodeCommand } from '../../core/state/command.js';
+import { decodeCommand, encodeCommand } from '../../core/state/command.js';
 
 const TAG_ETCD = 0;
 const TAG_MEMBER = 1;
@@ -42,6 +42,22 @@ export function encodeMemberEntry(cmd: MemberCommand): Uint8Array {
   out[0] = TAG_MEMBER;
   out.set(body, 1);
   return out;
+}
+
+/** The etcd command of a log entry, or null for the no-op, a member command or damage. */
+export function decodeEtcdEntry(data: Uint8Array): Command | null {
+  return data.length > 0 && data[0] === TAG_ETCD ? decodeCommand(data.subarray(1)) : null;
+}
+
+/**
+ * Whether a log entry is one this machine's encoders write: the leader's no-op, a member command,
+ * or an etcd command that decodes. Only the leader's own encoder writes entries, so anything else
+ * is damage below the state machine (the simulator asserts it on every apply).
+ */
+export function wellFormedEntry(data: Uint8Array): boolean {
+  if (data.length === 0) return true;
+  if (data[0] === TAG_MEMBER) return true;
+  return data[0] === TAG_ETCD && decodeCommand(data.subarray(1)) !== null;
 }
 
 interface ServerSnapshot {

@@ -96,22 +96,23 @@ export class Waiters {
   /** `p`, or ERR_TIMEOUT at the deadline, or ERR_CANCELED on abort, whichever is first. */
   withDeadline<T>(p: Promise<T>, deadlineMs: number, signal: AbortSignal | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      let done = false;
+      // Whichever comes first settles it and removes the other two, listener and timer alike.
+      const settle = (fn: () => void): void => {
+        if (done) return;
+        done = true;
+        cancel();
+        signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
       const cancel = this.clock.after(Math.max(0, deadlineMs - this.clock.nowMs()), () =>
-        reject(new RequestError(ERR_TIMEOUT)),
+        settle(() => reject(new RequestError(ERR_TIMEOUT))),
       );
-      const onAbort = (): void => reject(new RequestError(ERR_CANCELED));
+      const onAbort = (): void => settle(() => reject(new RequestError(ERR_CANCELED)));
       signal?.addEventListener('abort', onAbort, { once: true });
       p.then(
-        (v) => {
-          cancel();
-          signal?.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (e: unknown) => {
-          cancel();
-          signal?.removeEventListener('abort', onAbort);
-          reject(e instanceof Error ? e : new Error(String(e)));
-        },
+        (v) => settle(() => resolve(v)),
+        (e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(String(e)))),
       );
     });
   }
