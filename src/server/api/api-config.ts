@@ -1,5 +1,6 @@
 // The client API's limits and timings (STYLE.md rules 7 and 8): one typed config, each field
 // with its meaning, unit, default and trade-off.
+import type { Mutants } from '../../core/base/mutants.js';
 import { DEFAULT_ETCD_LIMITS } from '../../core/state/etcd-limits.js';
 
 export interface ClientApiConfig {
@@ -32,6 +33,8 @@ export interface ClientApiConfig {
   readonly streamRequestsQueuedMax: number;
   /** How long `close()` lets calls finish before it cuts connections, in ms. Default 2000. */
   readonly shutdownGraceMs: number;
+  /** Planted bugs for the simulator's mutation runs; never set in production. */
+  readonly mutants?: Mutants;
 }
 
 export const DEFAULT_CLIENT_API_CONFIG: ClientApiConfig = Object.freeze({

@@ -51,7 +51,7 @@ export function clientApiHandlers(backend: KvBackend, config: ClientApiConfig): 
     clusterHandlers(backend),
     maintenanceHandlers(backend),
     healthHandlers(backend),
-    lockHandlers(backend),
+    lockHandlers(backend, config.mutants),
     electionHandlers(backend),
   ]);
 }

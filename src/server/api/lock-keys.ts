@@ -61,6 +61,11 @@ export function createRevisionIs(key: Uint8Array, rev: number): Compare {
   return { target: 'CREATE', result: 'EQUAL', key, createRevision: rev };
 }
 
+/** The key was created at `rev` or before (or does not exist: its create revision is 0). */
+export function createdAtOrBefore(key: Uint8Array, rev: number): Compare {
+  return { result: 'LESS', key, target: 'CREATE', createRevision: rev + 1 };
+}
+
 export function getOp(request: RangeRequest): RequestOp {
   return { type: 'range', request };
 }

@@ -11,8 +11,15 @@ import { EMPTY_BYTES } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallInfo, ServiceHandlers } from './convert.js';
 import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
-import { firstCreated, getOp, queuePrefix } from './lock-keys.js';
-import { proposeDelete, rangeResultOf, queueWaiter, throwIfAborted } from './lock-session.js';
+import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
+import { createdAtOrBefore, deleteOp, firstCreated, getOp, queuePrefix } from './lock-keys.js';
+import {
+  proposeDelete,
+  proposeTxn,
+  rangeResultOf,
+  queueWaiter,
+  throwIfAborted,
+} from './lock-session.js';
 import { ApiError } from './status.js';
 import { waitForTurn } from './wait-deletes.js';
 
@@ -63,16 +70,33 @@ export async function lockMutex(
   );
 }
 
-/** Unlock is a plain, unfenced `Delete(key)` (reference b.12; etcd #22082 is about this). */
+/**
+ * Unlock deletes the key only if it was created no later than what this member had applied when
+ * the Unlock arrived (after a read barrier, so that includes the key the caller was granted). In
+ * etcd it is a plain `Delete(key)` (v3lock/lock.go), so an Unlock that is delivered late — it
+ * waited in a partitioned peer link, its client meanwhile unlocked through another member and
+ * locked again with the same lease, hence the same key name — deletes the newer holder's key and
+ * lets the next waiter in while that holder's lease is alive (etcd #22082). A key created after
+ * the Unlock arrived is never the one the caller meant.
+ */
 export async function unlockMutex(
   backend: KvBackend,
   key: Uint8Array,
   signal: AbortSignal,
+  unfenced = false,
 ): Promise<ResponseHeader> {
-  return (await proposeDelete(backend, key, signal)).header;
+  if (unfenced) return (await proposeDelete(backend, key, signal)).header;
+  await backend.readBarrier(signal);
+  const seen = backend.machine.revision;
+  const txn = await proposeTxn(
+    backend,
+    { compare: [createdAtOrBefore(key, seen)], success: [deleteOp(key)], failure: [] },
+    signal,
+  );
+  return txn.header;
 }
 
-export function lockHandlers(backend: KvBackend): ServiceHandlers {
+export function lockHandlers(backend: KvBackend, mutants: Mutants = NO_MUTANTS): ServiceHandlers {
   return {
     unary: {
       '/v3lockpb.Lock/Lock': async (req: unknown, call: CallInfo) => {
@@ -86,7 +110,9 @@ export function lockHandlers(backend: KvBackend): ServiceHandlers {
         return { header: toProtoHeader(backend, r.header.revision), key: toBuffer(r.key) };
       },
       '/v3lockpb.Lock/Unlock': async (req: unknown, call: CallInfo) => {
-        const header = await unlockMutex(backend, bytesField(asMessage(req), 'key'), call.signal);
+        const key = bytesField(asMessage(req), 'key');
+        // The planted bug: etcd's plain delete.
+        const header = await unlockMutex(backend, key, call.signal, mutants.has('unlockUnfenced'));
         return { header: toProtoHeader(backend, header.revision) };
       },
     },
