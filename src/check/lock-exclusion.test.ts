@@ -74,7 +74,7 @@ void describe('checkLockExclusion accepts', () => {
     ];
     // Both were requested before either was granted, so neither token order breaks real-time
     // order; and an effect at the same instant as the next holder's first is not after it.
-    assert.deepEqual(kinds(holds), []);
+    assert.deepEqual(kinds(holds, [keepalive('100', -10)]), []);
   });
 
   void it('holds of different locks that overlap', () => {
@@ -129,12 +129,41 @@ void describe('checkLockExclusion rejects', () => {
       hold({ client: 1, token: 1, acquiredMs: 0, releasedMs: 10, effects: [5, 25, 26] }),
       hold({ client: 2, token: 2, requestedMs: 11, acquiredMs: 11, releasedMs: 40, effects: [20] }),
     ];
-    const result = checkLockExclusion(holds, []);
+    // Its lease is certain throughout: only the order of the effects is wrong.
+    const result = checkLockExclusion(holds, [keepalive('100', -10)]);
     assert.deepEqual(
       result.violations.map((v) => v.kind),
       ['stale-effect'],
     );
     assert.match(result.violations[0]?.message ?? '', /acted at 25 ms, 26 ms, after client 2/);
+  });
+
+  void it('an effect at or past the certain end of its lease', () => {
+    // TTL 1 s sent at 0: certain until 1000 / 1.005 ≈ 995.02 ms.
+    const renewals = [keepalive('a', 0, 1)];
+    const holds = [hold({ lease: 'a', token: 3, acquiredMs: 6, effects: [6, 995, 996] })];
+    const result = checkLockExclusion(holds, renewals);
+    assert.deepEqual(
+      result.violations.map((v) => v.kind),
+      ['uncertain-effect'],
+    );
+    assert.match(result.violations[0]?.message ?? '', /acted at 996 ms, when no renewal/);
+  });
+
+  void it('an effect before any renewal of its lease was answered', () => {
+    // The grant is answered at 5: an effect at 4 relied on nothing yet.
+    const holds = [hold({ lease: 'a', token: 3, acquiredMs: 4, effects: [4] })];
+    assert.deepEqual(kinds(holds, [keepalive('a', 0)]), ['uncertain-effect']);
+  });
+
+  void it('an effect certain only by a renewal answered after it', () => {
+    const renewals = [keepalive('a', 0, 1), keepalive('a', 900, 1)];
+    // Answered at 905, it makes effects at 996 and 1000 certain (until 1895); answered only at
+    // 1001, it makes neither.
+    const holds = [hold({ lease: 'a', token: 3, acquiredMs: 6, effects: [996, 1000] })];
+    assert.deepEqual(kinds(holds, renewals), []);
+    const early = [keepalive('a', 0, 1), { ...keepalive('a', 900, 1), answeredMs: 1001 }];
+    assert.deepEqual(kinds(holds, early), ['uncertain-effect']);
   });
 });
 

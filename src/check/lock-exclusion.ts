@@ -10,13 +10,18 @@
 //   next waiter once the holder's key is gone, and the key lives as long as its lease;
 // - effects: a holder acts only while it holds, so a lower token's effects all precede a higher
 //   token's; an effect after the next holder started acting is a stale holder acting, which only
-//   fencing at the storage can stop.
+//   fencing at the storage can stop;
+// - certainty: a holder acts only while its lease is certain, that is before the promise of some
+//   renewal of its lease answered by then (what a holder can know: tenure's SDK session rule,
+//   client/session-state.ts); an effect past every such promise relied on a lease the server was
+//   free to end, whether or not another holder was there to notice.
 
 import { assert } from '../core/base/index.js';
 import {
   DRIFT_RATIO_DEFAULT,
   type LeaseCheckOptions,
   LeasePromises,
+  leasePromisedUntilMs,
   type LeaseRenewal,
   ms,
 } from './lease-contract.js';
@@ -40,7 +45,7 @@ export interface LockHold {
 }
 
 export type LockViolationKind =
-  'duplicate-token' | 'token-order' | 'lease-overlap' | 'stale-effect';
+  'duplicate-token' | 'token-order' | 'lease-overlap' | 'stale-effect' | 'uncertain-effect';
 
 export interface LockViolation {
   readonly kind: LockViolationKind;
@@ -69,9 +74,8 @@ export function checkLockExclusion(
   const driftRatio = options.driftRatio ?? DRIFT_RATIO_DEFAULT;
   holds.forEach(assertHold);
   const promises = new Map<string, LeasePromises>();
-  for (const [lease, list] of groupBy(renewals, (r) => r.lease)) {
-    promises.set(lease, new LeasePromises(list, driftRatio));
-  }
+  const byLease = groupBy(renewals, (r) => r.lease);
+  for (const [lease, list] of byLease) promises.set(lease, new LeasePromises(list, driftRatio));
   const violations: LockViolation[] = [];
   for (const [lock, lockHolds] of groupBy(holds, (h) => h.lock)) {
     const byToken = [...lockHolds].sort((a, b) => a.token - b.token);
@@ -79,6 +83,7 @@ export function checkLockExclusion(
     violations.push(...tokenOrder(lock, byToken));
     violations.push(...staleEffects(lock, byToken));
     violations.push(...leaseOverlaps(lock, lockHolds, promises));
+    violations.push(...uncertainEffects(lock, lockHolds, byLease, driftRatio));
   }
   return { ok: violations.length === 0, violations, holdsChecked: holds.length };
 }
@@ -232,6 +237,46 @@ function leaseOverlaps(
       });
     }
     if (next.endMs > b.acquiredMs) open.push(next);
+  }
+  return out;
+}
+
+/**
+ * Effects past the certainty of the holder's lease: for each effect, the latest promise among the
+ * renewals of the lease answered by then. One violation per hold, quoting its uncertain effects.
+ */
+function uncertainEffects(
+  lock: string,
+  holds: readonly LockHold[],
+  byLease: ReadonlyMap<string, readonly LeaseRenewal[]>,
+  driftRatio: number,
+): LockViolation[] {
+  const out: LockViolation[] = [];
+  for (const h of holds) {
+    const answered = (byLease.get(h.lease) ?? [])
+      .map((r) => ({ answeredMs: r.answeredMs, untilMs: leasePromisedUntilMs(r, driftRatio) }))
+      .sort((a, b) => a.answeredMs - b.answeredMs);
+    const late: number[] = [];
+    let certainMs = -Infinity;
+    let next = 0;
+    for (const t of [...h.effects].sort((a, b) => a - b)) {
+      while (next < answered.length && (answered[next] as { answeredMs: number }).answeredMs <= t)
+        certainMs = Math.max(certainMs, (answered[next++] as { untilMs: number }).untilMs);
+      if (!(t < certainMs)) late.push(t);
+    }
+    if (late.length === 0) continue;
+    const quoted = late.slice(0, QUOTED_EFFECTS_MAX).map(ms).join(', ');
+    const more =
+      late.length > QUOTED_EFFECTS_MAX ? ` and ${late.length - QUOTED_EFFECTS_MAX} more` : '';
+    out.push({
+      kind: 'uncertain-effect',
+      lock,
+      first: h,
+      second: h,
+      message:
+        `lock ${lock}: ${describe(h)} acted at ${quoted}${more}, when no renewal of lease ` +
+        `${h.lease} answered by then promised it any longer`,
+    });
   }
   return out;
 }

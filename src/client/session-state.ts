@@ -41,6 +41,8 @@
 // Every input carries its time; a time earlier than one already seen is treated as the latest
 // (the clock is monotonic, but callers may sample it before a step that runs later).
 
+import { NO_MUTANTS, type Mutants } from '../core/base/mutants.js';
+
 export type SessionPhase = 'active' | 'jeopardy' | 'expired';
 
 export type TransitionReason =
@@ -95,9 +97,51 @@ export interface SessionStart {
   readonly atMs: number;
 }
 
-// Named limits.
+/** The session options that set its timing (each has a default from the TTL). */
+export interface SessionTimingOptions {
+  /**
+   * Subtracted from the lease end to cover clock-rate difference and timer granularity, in ms.
+   * Default max(100, 1 % of the TTL) (node-redlock's drift factor 0.01). Larger is safer and
+   * shortens the usable lease.
+   */
+  readonly driftMarginMs?: number;
+  /**
+   * Jeopardy begins when no renewal sent within this long after the last answered one's send has
+   * been answered, in ms. Default 2/3 of the TTL (client-go's RenewDeadline/LeaseDuration); capped
+   * at TTL − driftMarginMs. Smaller warns earlier but risks false alarms on a slow network.
+   */
+  readonly renewDeadlineMs?: number;
+  /**
+   * After the local lease end, how long to keep renewing before declaring the session expired,
+   * in ms. Default: the TTL (Chubby uses 45 s for 12 s leases). 0 = expire at the local deadline.
+   */
+  readonly gracePeriodMs?: number;
+}
+
+// Named limits and defaults.
 /** Renewals awaiting an answer that are remembered; older ones are forgotten (safe: unused). */
 const pendingRenewalsMax = 64;
+const driftMarginMsMin = 100;
+const driftFraction = 0.01;
+const renewDeadlineFraction = 2 / 3;
+
+/** The timing for a granted TTL and the options, with defaults resolved and clamped. */
+export function sessionTiming(ttlSeconds: number, o: SessionTimingOptions): SessionTiming {
+  const ttlMs = ttlSeconds * 1000;
+  const driftMarginMs =
+    o.driftMarginMs ?? Math.max(driftMarginMsMin, Math.ceil(ttlMs * driftFraction));
+  if (!(driftMarginMs >= 0 && driftMarginMs < ttlMs)) {
+    throw new RangeError(`session: driftMarginMs must be in [0, TTL) (got ${driftMarginMs})`);
+  }
+  const renewDeadlineMs = Math.min(
+    o.renewDeadlineMs ?? Math.floor(ttlMs * renewDeadlineFraction),
+    ttlMs - driftMarginMs,
+  );
+  if (!(renewDeadlineMs > 0)) throw new RangeError('session: renewDeadlineMs must be > 0');
+  const gracePeriodMs = o.gracePeriodMs ?? ttlMs;
+  if (!(gracePeriodMs >= 0)) throw new RangeError('session: gracePeriodMs must be ≥ 0');
+  return { driftMarginMs, renewDeadlineMs, gracePeriodMs };
+}
 
 export class SessionState {
   readonly timing: SessionTiming;
@@ -115,7 +159,12 @@ export class SessionState {
   #expiredReason: TransitionReason | undefined;
   readonly #pending = new Map<number, number>();
 
-  constructor(timing: SessionTiming, start: SessionStart) {
+  constructor(
+    timing: SessionTiming,
+    start: SessionStart,
+    /** Planted bugs for the simulator's mutation runs; never set in production. */
+    private readonly mutants: Mutants = NO_MUTANTS,
+  ) {
     if (!(start.ttlSeconds > 0)) throw new RangeError('SessionState: ttlSeconds must be > 0');
     if (!(timing.driftMarginMs >= 0 && timing.renewDeadlineMs > 0 && timing.gracePeriodMs >= 0)) {
       throw new RangeError('SessionState: bad timing');
@@ -226,7 +275,7 @@ export class SessionState {
   }
 
   #answered(seq: number, ttlSeconds: number, t: number, out: SessionTransition[]): void {
-    const sentAtMs = this.#pending.get(seq);
+    let sentAtMs = this.#pending.get(seq);
     if (sentAtMs === undefined) return; // unknown, failed or forgotten: cannot be dated, unused
     this.#pending.delete(seq);
     if (!(ttlSeconds > 0)) {
@@ -234,6 +283,8 @@ export class SessionState {
       return;
     }
     const ttlMs = ttlSeconds * 1000;
+    // The planted bug: date the lease from the answer, as if the server had renewed it then.
+    if (this.mutants.has('sessionFromAnswer')) sentAtMs = t;
     this.#latestAnsweredSentAtMs = Math.max(this.#latestAnsweredSentAtMs, sentAtMs);
     // Adopt the answer if it promises a later end than the current basis (an older renewal
     // answered late, or a TimeToLive with a short remainder, may promise less: keep the best).

@@ -25,9 +25,11 @@ import {
   type EtcdError,
 } from './errors.js';
 import {
+  sessionTiming,
   SessionState,
   type SessionPhase,
   type SessionTiming,
+  type SessionTimingOptions,
   type SessionTransition,
 } from './session-state.js';
 import './dispose.js';
@@ -40,7 +42,7 @@ export interface SessionTransport {
   revoke(id: bigint, options: CallOptions): Promise<unknown>;
 }
 
-export interface SessionOptions {
+export interface SessionOptions extends SessionTimingOptions {
   /**
    * Lease TTL in seconds; default 60 (etcd's Go Session default, b.13). The server may raise it to
    * its minimum (2 s on etcd with default timing); the granted TTL is used.
@@ -48,23 +50,6 @@ export interface SessionOptions {
   readonly ttlSeconds?: number;
   /** Reuse this existing lease instead of granting one (Go's WithLease); it is renewed at once. */
   readonly leaseId?: bigint;
-  /**
-   * Subtracted from the lease end to cover clock-rate difference and timer granularity, in ms.
-   * Default max(100, 1 % of the TTL) (node-redlock's drift factor 0.01). Larger is safer and
-   * shortens the usable lease.
-   */
-  readonly driftMarginMs?: number;
-  /**
-   * Jeopardy begins when no renewal sent within this long after the last answered one's send has
-   * been answered, in ms. Default 2/3 of the TTL (client-go's RenewDeadline/LeaseDuration); capped
-   * at TTL − driftMarginMs. Smaller warns earlier but risks false alarms on a slow network.
-   */
-  readonly renewDeadlineMs?: number;
-  /**
-   * After the local lease end, how long to keep renewing before declaring the session expired,
-   * in ms. Default: the TTL (Chubby uses 45 s for 12 s leases). 0 = expire at the local deadline.
-   */
-  readonly gracePeriodMs?: number;
   /** Pause after a failed renewal, in ms. Default min(1 000, TTL/3). */
   readonly retryIntervalMs?: number;
   /** The monotonic clock (tests inject a ManualClock). Default performance.now(). */
@@ -90,9 +75,6 @@ export interface SessionEvents {
 
 // Named limits and defaults.
 const ttlSecondsDefault = 60;
-const driftMarginMsMin = 100;
-const driftFraction = 0.01;
-const renewDeadlineFraction = 2 / 3;
 const retryIntervalMsMax = 1_000;
 /** Bound on the revoke in close(), in ms, unless the caller gives timeoutMs. */
 const closeTimeoutMsDefault = 5_000;
@@ -362,20 +344,4 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   }
 }
 
-/** The timing for a granted TTL and the options, with defaults resolved and clamped. */
-export function sessionTiming(ttlSeconds: number, o: SessionOptions): SessionTiming {
-  const ttlMs = ttlSeconds * 1000;
-  const driftMarginMs =
-    o.driftMarginMs ?? Math.max(driftMarginMsMin, Math.ceil(ttlMs * driftFraction));
-  if (!(driftMarginMs >= 0 && driftMarginMs < ttlMs)) {
-    throw new RangeError(`session: driftMarginMs must be in [0, TTL) (got ${driftMarginMs})`);
-  }
-  const renewDeadlineMs = Math.min(
-    o.renewDeadlineMs ?? Math.floor(ttlMs * renewDeadlineFraction),
-    ttlMs - driftMarginMs,
-  );
-  if (!(renewDeadlineMs > 0)) throw new RangeError('session: renewDeadlineMs must be > 0');
-  const gracePeriodMs = o.gracePeriodMs ?? ttlMs;
-  if (!(gracePeriodMs >= 0)) throw new RangeError('session: gracePeriodMs must be ≥ 0');
-  return { driftMarginMs, renewDeadlineMs, gracePeriodMs };
-}
+export { sessionTiming };

@@ -3,6 +3,7 @@
 // publishes into the hub without telling anyone, so the stream drains it after every request and
 // every `watchDrainIntervalMs`; sending awaits the transport, so a slow client stops the draining
 // and the hub's own limit turns the backlog into catch-up from history.
+import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
 import type { WatchCreateRequest, WatchFilter, WatchResponse } from '../../core/state/watch-hub.js';
 import type { WatchEvent } from '../../core/state/kv-types.js';
 import type { ClientApiConfig } from './api-config.js';
@@ -36,13 +37,15 @@ function filtersOf(m: WireObject): WatchFilter[] {
   );
 }
 
-function fromProtoWatchCreate(x: unknown): WatchCreateRequest {
+function fromProtoWatchCreate(x: unknown, mutants: Mutants): WatchCreateRequest {
   const m = asMessage(x, 'create_request');
   const rangeEnd = optionalBytesField(m, 'range_end');
+  const start = numberField(m, 'start_revision');
   return {
     key: bytesField(m, 'key'),
     ...(rangeEnd === undefined ? {} : { rangeEnd }),
-    startRevision: numberField(m, 'start_revision'),
+    // The planted bug: a watch resumed at r starts one revision late.
+    startRevision: start > 0 && mutants.has('watchResumeLate') ? start + 1 : start,
     progressNotify: boolField(m, 'progress_notify'),
     filters: filtersOf(m),
     prevKv: boolField(m, 'prev_kv'),
@@ -136,7 +139,7 @@ class WatchStream {
     for await (const req of this.call.requests) {
       const m = asMessage(req);
       if (m['create_request'] != null) {
-        const create = fromProtoWatchCreate(m['create_request']);
+        const create = fromProtoWatchCreate(m['create_request'], this.config.mutants ?? NO_MUTANTS);
         const id = this.hub.create(create);
         if (boolField(asMessage(m['create_request']), 'fragment')) this.fragmenting.add(id);
       } else if (m['cancel_request'] != null) {
