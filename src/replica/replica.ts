@@ -222,6 +222,16 @@ export class Replica<R> {
   }
 
   /**
+   * Bring the core up to the present before deciding something outside it (the lease clock's
+   * expiry check): a leader that slept through two election timeouts learns it no longer leads.
+   */
+  catchUpNow(): void {
+    if (this.stopped || this.mutants.has('keepaliveUnconfirmed')) return;
+    this.catchUp();
+    this.process();
+  }
+
+  /**
    * Count the ticks that real time owes the core. Timers fire late, and once for a whole stall
    * (a stopped or starved process): the core's election and CheckQuorum timers must count the
    * time that passed, not the callbacks that ran. Runs before every input too, so a process that

@@ -25,8 +25,6 @@ export const MUTANTS = {
     "answer a write whose outcome is unknown with a refusal ('leader changed'), as before the fix",
   forwardIgnoresDeadline:
     'the leader starts a forwarded request after the asker has given up on it',
-  revokeForwarded:
-    "forward a lease expiry decided on one member's clock to whichever member leads next",
   unlockUnfenced: 'Unlock deletes the key whatever revision created it (etcd #22082)',
   watchResumeLate: 'a watch created at start_revision r delivers from r + 1',
   revokeMissesKey: 'a lease revoke leaves one of its attached keys behind',

@@ -111,8 +111,11 @@ export class LeaseClock {
 
   /** The leader's periodic check: propose revokes for the leases its clock says are past. */
   expire(): void {
+    if (this.stopped) return;
+    // After a stall this timer may fire before anything else: first learn whether we still lead.
+    this.deps.replica().catchUpNow();
     const raft = this.raft;
-    if (this.stopped || raft.role !== 'leader') return;
+    if (raft.role !== 'leader') return;
     if (!this.ready) {
       this.ensureRefresh();
       return;

@@ -124,13 +124,8 @@ export class Member implements KvBackend {
       machine: this.machine,
       clock: this.clock,
       electionMs: cfg.electionMs,
-      proposeRevoke: async (id, ifExpiredAtMs, term) => {
-        const cmd: Command = { type: 'leaseRevoke', id, ifExpiredAtMs };
-        // The planted bug (the code before the fix): route it like a client's request, so a
-        // member that stopped leading forwards its clock's verdict to the next leader.
-        if (!this.mutants.has('revokeForwarded')) return this.proposeAsLeader(cmd, term);
-        await this.propose(cmd).catch(() => undefined);
-      },
+      proposeRevoke: (id, ifExpiredAtMs, term) =>
+        this.proposeAsLeader({ type: 'leaseRevoke', id, ifExpiredAtMs }, term),
       warn: (obj, msg) => this.log.warn(obj, msg),
       mutants: this.mutants,
     });
