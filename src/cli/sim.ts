@@ -26,7 +26,7 @@ export function registerSim(program: Command): void {
   program
     .command('sim')
     .description(
-      'run the deterministic simulator: real replicas, seeded faults, invariants and a linearizability check per seed',
+      'run the deterministic simulator: the production member through its client API, seeded faults, invariants, and per seed linearizability, the lease contract, lock exclusion and watch delivery',
     )
     .option('--seeds <n>', 'number of seeds to run (with --mutants: at most this many per mutant)')
     .option('--seed <s>', 'first seed, or the one seed to replay when --seeds is not given')
@@ -95,7 +95,7 @@ async function runSim(flags: SimFlags): Promise<number> {
     console.error(`tenure sim: ${(e as Error).message}`);
     return 2;
   }
-  if (count === 0) return replayOne(first, mutants, flags);
+  if (count === 0) return await replayOne(first, mutants, flags);
   const workers = Math.max(
     1,
     parseCount(flags.workers, 'workers', Math.min(2, availableParallelism())),
@@ -109,10 +109,10 @@ async function runSim(flags: SimFlags): Promise<number> {
   }
 }
 
-function replayOne(seed: number, mutants: MutantName[], flags: SimFlags): number {
+async function replayOne(seed: number, mutants: MutantName[], flags: SimFlags): Promise<number> {
   const schedule = generateSchedule(seed);
   const started = performance.now();
-  const r = runSchedule(schedule, { mutants: new Set(mutants) });
+  const r = await runSchedule(schedule, { mutants: new Set(mutants) });
   const ms = performance.now() - started;
   if (flags.json) {
     console.log(
@@ -121,16 +121,16 @@ function replayOne(seed: number, mutants: MutantName[], flags: SimFlags): number
   } else {
     const c = schedule.config;
     console.log(
-      `seed ${seed}: ${c.nodes} nodes, ${c.clients} clients on ${c.keys} keys, election ${c.electionTicks} ticks, loss ${(c.links.lossProbability * 100).toFixed(1)}%`,
+      `seed ${seed}: ${c.nodes} nodes, ${c.clients} clients on ${c.keys} keys, ${c.leaseClients} lease holders, ${c.lockClients} lock and ${c.electionClients} election clients, ${c.watchers} watchers; election ${c.electionTicks} ticks, loss ${(c.links.lossProbability * 100).toFixed(1)}%, clocks ${c.driftClass}`,
     );
     for (const f of schedule.faults) console.log(`  ${describeFault(f)}`);
     console.log(
-      `${r.ok ? 'ok' : `FAILED ${r.invariant}`}: ${r.events} events, ${r.opsChecked} ops checked, ${r.virtualMs} ms virtual, ${ms.toFixed(0)} ms real, event hash ${r.eventHash.toString(16)}`,
+      `${r.ok ? 'ok' : `FAILED ${r.invariant}`}: ${r.events} events, ${r.opsChecked} ops checked, ${r.renewalsChecked} renewals and ${r.holdsChecked} holds judged, ${r.virtualMs} ms virtual, ${ms.toFixed(0)} ms real, event hash ${r.eventHash.toString(16)}`,
     );
     if (!r.ok) console.log(r.message);
   }
   if (!r.ok && flags.record)
-    console.log(`regression script: ${shrinkToFile(r, mutants, flags.regressions)}`);
+    console.log(`regression script: ${await shrinkToFile(r, mutants, flags.regressions)}`);
   return r.ok ? 0 : 1;
 }
 
@@ -144,6 +144,8 @@ async function sweep(
   const progress = new Progress('sim');
   let done = 0;
   let ops = 0;
+  let renewals = 0;
+  let holds = 0;
   const failures: RunResult[] = [];
   const tasks: Promise<void>[] = [];
   for (let s = first; s < first + count; s++) {
@@ -151,6 +153,8 @@ async function sweep(
       pool.run(s, []).then((r) => {
         done++;
         ops += r.opsChecked;
+        renewals += r.renewalsChecked;
+        holds += r.holdsChecked;
         if (!r.ok) {
           failures.push(r);
           process.stderr.write(
@@ -172,11 +176,14 @@ async function sweep(
   failures.sort((a, b) => a.seed - b.seed);
   const firstFailure = failures[0];
   let regression: string | undefined;
-  if (firstFailure && flags.shrink) regression = shrinkToFile(firstFailure, [], flags.regressions);
+  if (firstFailure && flags.shrink)
+    regression = await shrinkToFile(firstFailure, [], flags.regressions);
   const summary = {
     seeds: count,
     failed: failures.length,
     opsChecked: ops,
+    renewalsChecked: renewals,
+    holdsChecked: holds,
     seedsPerSecond: Number((count / seconds).toFixed(2)),
     failures: failures.map((f) => ({
       seed: f.seed,
@@ -189,7 +196,7 @@ async function sweep(
   if (flags.json) console.log(JSON.stringify(summary));
   else {
     console.log(
-      `${count} seeds, ${failures.length} failed, ${ops} operations checked for linearizability, ${summary.seedsPerSecond} seeds/s`,
+      `${count} seeds, ${failures.length} failed, ${ops} operations checked for linearizability, ${renewals} lease renewals and ${holds} lock and election holds judged, ${summary.seedsPerSecond} seeds/s`,
     );
     if (regression) console.log(`shrunk regression script: ${regression}`);
   }
@@ -289,10 +296,14 @@ function median(xs: readonly number[]): number | undefined {
   return xs.length % 2 === 1 ? xs[m] : ((xs[m - 1] as number) + (xs[m] as number)) / 2;
 }
 
-function shrinkToFile(failure: RunResult, mutants: MutantName[], dir: string): string {
+async function shrinkToFile(
+  failure: RunResult,
+  mutants: MutantName[],
+  dir: string,
+): Promise<string> {
   const schedule = generateSchedule(failure.seed);
   process.stderr.write(`shrinking seed ${failure.seed} (${schedule.faults.length} faults)…\n`);
-  const s = shrink(schedule, failure, new Set(mutants), (runs, faults) => {
+  const s = await shrink(schedule, failure, new Set(mutants), (runs, faults) => {
     if (runs % 20 === 0) process.stderr.write(`  shrink: ${runs} replays, ${faults} faults left\n`);
   });
   mkdirSync(dir, { recursive: true });

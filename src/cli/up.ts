@@ -58,7 +58,7 @@ export function registerUp(program: Command): void {
     .action(async (flags: UpFlags) => {
       if (flags.simulated) {
         const { runDemoCluster } = await import('../sim/demo.js');
-        runDemoCluster();
+        await runDemoCluster();
         return;
       }
       const clientPorts = parsePorts('--client-ports', flags.clientPorts, DEFAULT_CLIENT_PORTS);

@@ -1,9 +1,10 @@
-// What `npm start` runs until the server exists: a short simulated 3-node cluster that prints
-// what it does — elections, a crash, a partition, writes — on a virtual clock.
+// What `tenure up --simulated` runs: a short simulated 3-member cluster of the production member,
+// printing what it does — a crash, a partition, clients writing and holding locks — on a virtual
+// clock.
 import { runSchedule } from './run.js';
 import { describeFault, type Schedule } from './schedule.js';
 
-export function runDemoCluster(): void {
+export async function runDemoCluster(): Promise<void> {
   const schedule: Schedule = {
     seed: 42,
     config: {
@@ -17,10 +18,18 @@ export function runDemoCluster(): void {
       keys: 3,
       links: { delayMinMs: 0.5, delayMeanMs: 1, lossProbability: 0.01, duplicateProbability: 0 },
       clockRates: Array.from({ length: 12 }, () => 1),
+      driftClass: 'none',
+      leaseClients: 1,
+      lockClients: 2,
+      electionClients: 1,
+      watchers: 1,
+      clientDelayMeanMs: 0,
+      locks: 1,
+      leaseTtlSeconds: 2,
       tornWriteProbability: 0.5,
       syncMeanMs: 0.5,
       faultPhaseMs: 3000,
-      opTimeoutMs: 1500,
+      opTimeoutMs: 1400,
       attemptTimeoutMs: 100,
       sectorBytes: 64,
       entriesPerAppendMax: 64,
@@ -31,10 +40,10 @@ export function runDemoCluster(): void {
       { kind: 'partition', at: 1800, shape: 'isolateLeader', durationMs: 700 },
     ],
   };
-  console.log('tenure: the server is not built yet; running a simulated 3-node cluster instead.');
+  console.log('tenure: a simulated 3-member cluster on a virtual clock (no ports).');
   console.log('faults:');
   for (const f of schedule.faults) console.log(`  ${describeFault(f)}`);
-  const r = runSchedule(schedule);
+  const r = await runSchedule(schedule);
   console.log(
     `${r.ok ? 'all invariants held' : `FAILED ${r.invariant}: ${r.message}`}: ${r.opsChecked} client operations, linearizable; ` +
       `${r.events} events over ${r.virtualMs} ms of virtual time; leader back ${r.leaderAfterHealMs ?? '?'} ms after healing.`,

@@ -21,7 +21,19 @@ export type InvariantName =
   | 'wal-recovery'
   | 'linearizability'
   | 'liveness'
-  | 'convergence';
+  | 'convergence'
+  /** A write answered as certainly not done took effect. */
+  | 'definite-failure'
+  /** A lease was lost while a renewal its holder was answered still promised it. */
+  | 'lease-contract'
+  /** Two holders of one lock at once, or tokens out of grant order. */
+  | 'lock-exclusion'
+  /** A watch stream missed, repeated or reordered an event. */
+  | 'watch-delivery'
+  /** A forwarded request was started after the member that took it had given up on it. */
+  | 'forward-deadline'
+  /** A key outlived the lease it was attached to. */
+  | 'lease-keys';
 
 /** A node's identity and log: a live core, or the log a crashed node would restart with. */
 export interface LogHolder {

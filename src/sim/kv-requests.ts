@@ -1,32 +1,31 @@
-// The workload's register operations as etcd requests, and etcd's answers as the checker's
-// outputs. Each checked key is one register of the checker's model (src/check/kv-model.ts): get
-// is a Range of the key, put a Put or a one-op Txn, delete a DeleteRange or a one-op Txn, and
-// compare-and-set a Txn that puts only if a compare holds: the key's value, its mod revision, or
-// its absence (create revision 0).
+// The workload's register operations as etcd v3 requests on the wire (the proto objects a gRPC
+// client sends: bytes as Buffer, 64-bit integers as decimal strings, enums by name), and etcd's
+// answers as the checker's outputs. Each checked key is one register of the checker's model
+// (src/check/kv-model.ts): get is a Range of the key, put a Put or a one-op Txn, delete a
+// DeleteRange or a one-op Txn, and compare-and-set a Txn that puts only if a compare holds: the
+// key's value, its mod revision, or its absence (create revision 0).
 //
 // A mod-revision compare stands for a value compare because every write of the workload writes a
 // value never written before, so a key holds value v exactly when its last change is the write
 // of v. etcd has no append, so the workload issues none.
-import { assert, unreachable } from '../core/base/assert.js';
-import { encodeCommand, type Command } from '../core/state/command.js';
-import type { EtcdError } from '../core/state/etcd-errors.js';
-import type { EtcdResult } from '../core/state/etcd-machine.js';
-import type { Compare, RangeResponse, RequestOp } from '../core/state/kv-types.js';
+import { unreachable } from '../core/base/assert.js';
 import type { KvInput, KvOutput } from '../check/history.js';
 
-/** What a client sends: a linearizable read (ReadIndex, then Range) or a command for the log. */
-export type ClientRequest =
-  | { readonly type: 'range'; readonly key: string }
-  | {
-      readonly type: 'command';
-      readonly command: Command;
-      /** `command` encoded once for every attempt (encodeCommand). */
-      readonly data: Uint8Array;
-    };
+export const KV = {
+  range: '/etcdserverpb.KV/Range',
+  put: '/etcdserverpb.KV/Put',
+  deleteRange: '/etcdserverpb.KV/DeleteRange',
+  txn: '/etcdserverpb.KV/Txn',
+  compact: '/etcdserverpb.KV/Compact',
+} as const;
 
-export type ClientResult =
-  | { readonly type: 'range'; readonly response: RangeResponse }
-  | { readonly type: 'command'; readonly result: EtcdResult };
+/** A request ready to send: the method and its proto object. */
+export interface WireRequest {
+  readonly path: string;
+  readonly request: object;
+  /** A write (goes through the log) or a read (may be sent again anywhere). */
+  readonly write: boolean;
+}
 
 /** How a register write goes on the wire; the checker sees the same operation either way. */
 export interface WriteForm {
@@ -39,50 +38,47 @@ export interface WriteForm {
   readonly expectedModRevision: number | undefined;
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-/** Keys and values of the workload are text, stored as UTF-8. */
-export function utf8(s: string): Uint8Array {
-  return encoder.encode(s);
+export function bytes(s: string): Buffer {
+  return Buffer.from(s, 'utf8');
 }
 
-export function fromUtf8(b: Uint8Array): string {
-  return decoder.decode(b);
+export function text(b: unknown): string {
+  return Buffer.isBuffer(b) ? b.toString('utf8') : '';
 }
 
-/** A command for the log, encoded once. */
-export function commandRequest(command: Command): ClientRequest {
-  return { type: 'command', command, data: encodeCommand(command) };
-}
-
-export function requestFor(input: KvInput, form: WriteForm): ClientRequest {
-  const key = utf8(input.key);
-  const command = commandRequest;
-  const txn = (compare: Compare[], op: RequestOp): ClientRequest =>
-    command({ type: 'txn', request: { compare, success: [op], failure: [] } });
+export function requestFor(input: KvInput, form: WriteForm): WireRequest {
+  const key = bytes(input.key);
+  const txn = (compare: object[], op: object): WireRequest => ({
+    path: KV.txn,
+    request: { compare, success: [op], failure: [] },
+    write: true,
+  });
   switch (input.type) {
     case 'get':
-      return { type: 'range', key: input.key };
+      return { path: KV.range, request: { key }, write: false };
     case 'put': {
-      const request = { key, value: utf8(input.value) };
-      return form.asTxn ? txn([], { type: 'put', request }) : command({ type: 'put', request });
+      const put = { key, value: bytes(input.value) };
+      return form.asTxn
+        ? txn([], { request_put: put })
+        : { path: KV.put, request: put, write: true };
     }
     case 'delete':
       return form.asTxn
-        ? txn([], { type: 'deleteRange', request: { key } })
-        : command({ type: 'deleteRange', request: { key } });
+        ? txn([], { request_delete_range: { key } })
+        : { path: KV.deleteRange, request: { key }, write: true };
     case 'cas': {
-      const compare: Compare =
+      const compare =
         input.expected === null
-          ? { result: 'EQUAL', key, target: 'CREATE', createRevision: 0 }
+          ? { result: 'EQUAL', target: 'CREATE', key, create_revision: '0' }
           : form.expectedModRevision !== undefined
-            ? { result: 'EQUAL', key, target: 'MOD', modRevision: form.expectedModRevision }
-            : { result: 'EQUAL', key, target: 'VALUE', value: utf8(input.expected) };
-      return txn([compare], {
-        type: 'put',
-        request: { key, value: utf8(input.value) },
-      });
+            ? {
+                result: 'EQUAL',
+                target: 'MOD',
+                key,
+                mod_revision: String(form.expectedModRevision),
+              }
+            : { result: 'EQUAL', target: 'VALUE', key, value: bytes(input.expected) };
+      return txn([compare], { request_put: { key, value: bytes(input.value) } });
     }
     case 'append':
       throw new Error('kv-requests: etcd has no append');
@@ -91,36 +87,39 @@ export function requestFor(input: KvInput, form: WriteForm): ClientRequest {
   }
 }
 
-/** The checker's output for `input` from etcd's answer, or the error etcd refused it with. */
-export function outputOf(input: KvInput, result: ClientResult): KvOutput | EtcdError {
-  if (result.type === 'range') {
-    assert(input.type === 'get', () => `kv-requests: a range answered ${input.type}`);
-    const kv = result.response.kvs[0];
-    return { type: 'get', value: kv === undefined ? null : fromUtf8(kv.value) };
-  }
-  const r = result.result;
-  if (r.type === 'error') return r.error;
+interface WireKv {
+  readonly value?: unknown;
+  readonly mod_revision?: unknown;
+}
+
+/** The first kv of a Range response, if any. */
+export function firstKv(response: Record<string, unknown>): WireKv | undefined {
+  const kvs = response['kvs'];
+  return Array.isArray(kvs) ? (kvs[0] as WireKv | undefined) : undefined;
+}
+
+/** The checker's output for `input` from etcd's answer. */
+export function outputOf(input: KvInput, response: Record<string, unknown>): KvOutput {
   switch (input.type) {
+    case 'get': {
+      const kv = firstKv(response);
+      return { type: 'get', value: kv === undefined ? null : text(kv.value) };
+    }
     case 'put':
-      assert(r.type === 'put' || r.type === 'txn', () => `kv-requests: put answered ${r.type}`);
       return { type: 'put' };
     case 'delete':
-      assert(
-        r.type === 'deleteRange' || r.type === 'txn',
-        () => `kv-requests: delete answered ${r.type}`,
-      );
       return { type: 'delete' };
     case 'cas':
-      assert(r.type === 'txn', () => `kv-requests: cas answered ${r.type}`);
-      return { type: 'cas', ok: r.response.succeeded };
+      return { type: 'cas', ok: response['succeeded'] === true };
+    case 'append':
+      throw new Error('kv-requests: etcd has no append');
     default:
-      throw new Error(`kv-requests: ${input.type} answered by a command`);
+      return unreachable(input, 'kv input');
   }
 }
 
 /** The store revision an answer reports (a write's own revision when it wrote). */
-export function revisionOf(result: ClientResult): number | undefined {
-  if (result.type === 'range') return result.response.header.revision;
-  const r = result.result;
-  return r.type === 'error' || r.type === 'noop' ? undefined : r.response.header.revision;
+export function revisionOf(response: Record<string, unknown>): number {
+  const header = response['header'] as { revision?: unknown } | undefined;
+  return Number(header?.revision ?? 0);
 }

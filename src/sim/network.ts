@@ -22,6 +22,8 @@ export const QUIET_LINKS: LinkFaults = {
 
 export class Partitions {
   private blocked = new Set<number>();
+  /** Told whenever a link may have healed. */
+  onHeal: (() => void) | undefined;
 
   private static key(from: NodeId, to: NodeId): number {
     return from * 1024 + to;
@@ -37,7 +39,7 @@ export class Partitions {
   }
 
   unblock(from: NodeId, to: NodeId): void {
-    this.blocked.delete(Partitions.key(from, to));
+    if (this.blocked.delete(Partitions.key(from, to))) this.onHeal?.();
   }
 
   isBlocked(from: NodeId, to: NodeId): boolean {
@@ -46,6 +48,7 @@ export class Partitions {
 
   heal(): void {
     this.blocked.clear();
+    this.onHeal?.();
   }
 
   get size(): number {

@@ -1,41 +1,53 @@
-// One simulated run: real replicas on a virtual clock, a seeded network and seeded disks, faults
-// from the schedule, a client workload, invariants checked on every event, and at the end
-// linearizability, liveness after healing and convergence. Each replica runs the server's state
-// machine, the etcd key space (EtcdMachine), unchanged behind client sessions (SessionMachine).
+// One simulated run: the production member (src/replica/member) on a virtual clock, a seeded
+// network and seeded disks, faults from the schedule, clients that use the members' real client
+// API (api-channel.ts) the way etcd clients do, invariants checked on every event, and at the end
+// linearizability, the lease contract, lock exclusion, liveness after healing and convergence.
+//
+// The member's code is asynchronous (promises), so after every event the loop lets every promise
+// continuation run before the next event: virtual time stands still while they do, and their
+// order is fixed by the code, so a seed replays exactly.
 import { AssertionError } from '../core/base/assert.js';
+import { CLOCK_RATE_ERROR_MAX } from '../core/base/clock-drift.js';
 import { fnvNumber, FNV_OFFSET } from '../core/base/hash.js';
 import type { Mutants } from '../core/base/mutants.js';
 import { NO_MUTANTS } from '../core/base/mutants.js';
 import { prng, type Prng } from '../core/base/prng.js';
 import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
+import { RaftLog } from '../core/raft/log.js';
 import type { Raft } from '../core/raft/raft.js';
 import { MESSAGE_TYPE_CODES, type ConfState, type Message } from '../core/raft/types.js';
-import { isEtcdError } from '../core/state/etcd-errors.js';
-import { EtcdMachine, type EtcdResult } from '../core/state/etcd-machine.js';
-import {
-  decodeSessionEntry,
-  encodeSessionEntry,
-  SessionMachine,
-  type SessionApplyResult,
-} from '../core/state/session-machine.js';
-import type { Cancel, Clock, Transport } from '../replica/io.js';
-import { Replica } from '../replica/replica.js';
-import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
-import { RaftLog } from '../core/raft/log.js';
 import { checkKv } from '../check/linearizability.js';
+import { checkLeaseContract, type LeaseLoss } from '../check/lease-contract.js';
+import { checkLockExclusion, type LockHold } from '../check/lock-exclusion.js';
+import { checkWatchDelivery } from '../check/watch-delivery.js';
+import type { Clock, Transport } from '../replica/io.js';
+import { Member } from '../replica/member/member.js';
+import type { InitialMember, MemberLog } from '../replica/member/member-config.js';
+import { decodeEtcdEntry, wellFormedEntry } from '../replica/member/server-machine.js';
+import type { Command } from '../core/state/command.js';
+import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
+import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
+import { ApiChannel, MemberApi } from './api-channel.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './events.js';
+import { EventReference } from './event-reference.js';
 import {
   Invariants,
   InvariantViolation,
   type InvariantName,
   type LogHolder,
 } from './invariants.js';
+import { KvWorkload } from './kv-workload.js';
+import { LEASE_MARKER_PREFIX, leaseMarkerKey, type LeaseRecord } from './lease-session.js';
+import { LeaseWorkload } from './lease-workload.js';
+import { LockWorkload, type RecordedHold } from './lock-workload.js';
+import { KV } from './kv-requests.js';
+import { WatchWorkload } from './watch-workload.js';
 import { deliveryDelays, Partitions } from './network.js';
-import type { Fault, PartitionShape, Schedule } from './schedule.js';
-import { utf8, type ClientRequest } from './kv-requests.js';
-import { Workload, type ClientNet, type Reply } from './workload.js';
-import { WellFormedOnly } from './well-formed.js';
+import { PeerLinks } from './peer-links.js';
+import { type Fault, type PartitionShape, type Schedule, type Starvation } from './schedule.js';
+import type { ClientEnv } from './sim-client.js';
+import { SimNode, type Stamp } from './sim-node.js';
 
 export interface RunResult {
   readonly seed: number;
@@ -45,7 +57,11 @@ export interface RunResult {
   /** Rolling hash of every event run: equal for equal (seed, schedule, code). */
   readonly eventHash: number;
   readonly events: number;
+  /** Operations in the linearizability history. */
   readonly opsChecked: number;
+  /** Lease renewals and lock holds the authority checkers judged (0 when clocks were wild). */
+  readonly renewalsChecked: number;
+  readonly holdsChecked: number;
   readonly virtualMs: number;
   readonly leaderAfterHealMs?: number;
 }
@@ -56,94 +72,80 @@ export interface RunOptions {
   readonly eventsMax?: number;
 }
 
-type NodeState = 'up' | 'down' | 'paused' | 'removed';
-
-interface Held {
-  /** Where the event came from: order is kept per source, not across sources. */
-  readonly source: number;
-  readonly fn: () => void;
-}
-
 /** Held-event sources besides peers (whose source is their node id). */
 const SOURCE_CLIENT = -1;
 const SOURCE_DISK = -2;
 const SOURCE_TIMER = -3;
+const SOURCE_FRAMES = -4;
 
-type SimResult = SessionApplyResult<EtcdResult>;
+/** The simulated cluster's ID (members of one run all agree on it). */
+const SIM_CLUSTER_ID = 0x51n;
+/** Request timeout of a member, in election timeouts (production: 7 s over 1 s). */
+const REQUEST_TIMEOUT_ELECTIONS = 7;
+/** A forwarding frame waits on a cut link at most this many election timeouts (production 5 s). */
+const PEER_WAIT_ELECTIONS = 5;
+/** A watch stream that says nothing for this many election timeouts is resumed elsewhere. */
+const WATCH_QUIET_ELECTIONS = 10;
+/** A member's clock at a boot reads a random value below this (a new process, another host). */
+const CLOCK_ORIGIN_MAX_MS = 1_000_000;
+/** A Lock call waits for its turn at most this many election timeouts. */
+const LOCK_WAIT_ELECTIONS = 30;
 
-class SimNode {
-  state: NodeState = 'up';
-  epoch = 0;
-  replica: Replica<SimResult> | undefined;
-  /** The key space inside `replica`'s state machine, for reads. */
-  etcd: EtcdMachine | undefined;
-  held: Held[] = [];
-  /** While down: the log it would restart with. */
-  ghost: LogHolder | undefined;
-  heldTick: (() => void) | undefined;
-  constructor(
-    readonly id: NodeId,
-    readonly disk: SimDisk,
-    /** How fast this node's clock runs against true time (drift); changed by clock faults. */
-    public clockRate: number,
-  ) {}
-
-  private localBaseMs = 0;
-  private trueBaseMs = 0;
-
-  /** The node's monotonic clock: continuous across rate changes. */
-  localNow(trueNowMs: number): number {
-    return this.localBaseMs + (trueNowMs - this.trueBaseMs) * this.clockRate;
-  }
-
-  setClockRate(trueNowMs: number, rate: number): void {
-    this.localBaseMs = this.localNow(trueNowMs);
-    this.trueBaseMs = trueNowMs;
-    this.clockRate = rate;
-  }
-
-  /** Run `fn` now, or on resume if paused; never if down. */
-  run(source: number, fn: () => void): void {
-    if (this.state === 'up') fn();
-    else if (this.state === 'paused' && this.held.length < HELD_MAX) this.held.push({ source, fn });
-  }
+export function runSchedule(schedule: Schedule, opts: RunOptions = {}): Promise<RunResult> {
+  return new Simulation(schedule, opts).run();
 }
 
-const HELD_MAX = 100_000;
-
-export function runSchedule(schedule: Schedule, opts: RunOptions = {}): RunResult {
-  const sim = new Simulation(schedule, opts);
-  return sim.run();
+/** Let every promise continuation that is ready run (all microtasks drain before a macrotask). */
+function drain(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 class Simulation {
-  private readonly q = new EventQueue();
+  readonly q = new EventQueue();
   private readonly cfg: Schedule['config'];
   private readonly root: Prng;
   private readonly netPrng: Prng;
   private readonly nemesisPrng: Prng;
   private readonly partitions = new Partitions();
+  private readonly links: PeerLinks;
   private readonly nodes = new Map<NodeId, SimNode>();
   private readonly inv = new Invariants();
   private readonly mutants: Mutants;
   private readonly initialConf: ConfState;
-  private readonly workload: Workload;
+  private readonly initialMembers: ReadonlyMap<NodeId, InitialMember>;
+  private readonly channel: ApiChannel;
+  private readonly reference: EventReference;
+  private readonly kv: KvWorkload;
+  private readonly leaseRecord: LeaseRecord = { renewals: [], revocations: [] };
+  private readonly leaseHolders: LeaseWorkload;
+  private readonly lockers: LockWorkload;
+  private readonly electors: LockWorkload;
+  private readonly watchers: WatchWorkload;
+  /**
+   * Per written value: the true time at which the member that took the write from its client
+   * gives up on it. No leader may start the write later (checked when clocks keep the bound).
+   */
+  private readonly writeDeadlines = new Map<string, { node: NodeId; atMs: number }>();
   private hash = FNV_OFFSET;
   private events = 0;
   private nextId: number;
   private removing = new Set<NodeId>();
-  /** A runaway guard on events per run (a message storm is a liveness failure, not a hang). */
+  /** Isolations (their durations and starvation) waiting for the next election. */
+  private armedIsolations: { durationMs: number; starve: Starvation | undefined }[] = [];
+  /** Membership faults waiting for the next election. */
+  private armed: Extract<Fault, { kind: 'addNode' | 'removeNode' }>[] = [];
+  private stopStarving: (() => void)[] = [];
+  /** Members whose links are slow, and by how much (ms). */
+  private readonly slowed = new Map<NodeId, number>();
+  private leaderAfterHealMs: number | undefined;
+  /** The first bug a member reported in its log or an escaped rejection: fails the run. */
+  private internalError: string | undefined;
+  /** The first violation or assertion thrown inside a member, wherever it was caught. */
+  private thrown: Error | undefined;
+
   private get eventsMax(): number {
     return this.opts.eventsMax ?? 5_000_000;
   }
-  /** Commands in the committed log, as "session:seq", for the durability check. */
-  private readonly appliedCommands = new Set<string>();
-  /** Isolations (their durations) waiting for the next election. */
-  private armedIsolations: number[] = [];
-  /** Membership faults waiting for the next election. */
-  private armed: Extract<Fault, { kind: 'addNode' | 'removeNode' }>[] = [];
-  private flapping: Cancel[] = [];
-  private leaderAfterHealMs: number | undefined;
 
   constructor(
     private readonly schedule: Schedule,
@@ -156,15 +158,99 @@ class Simulation {
     this.mutants = opts.mutants ?? NO_MUTANTS;
     const voters = Array.from({ length: this.cfg.nodes }, (_, i) => nodeId(i + 1));
     this.initialConf = { voters, learners: [] };
+    this.initialMembers = new Map(voters.map((id) => [id, this.initialMember(id)]));
     this.nextId = this.cfg.nodes + 1;
+    this.links = new PeerLinks(
+      this.q,
+      this.root.fork('links'),
+      this.partitions,
+      // The transport's bound on a frame waiting on a cut link (production: 5 s to a 1 s
+      // election timeout).
+      {
+        links: this.cfg.links,
+        waitMaxMs: PEER_WAIT_ELECTIONS * this.electionMs(),
+        extraDelayMs: (from, to) => this.slowness(from, to),
+      },
+      (from, to, frame, stamp) => this.deliverFrame(from, to, frame, stamp),
+    );
+    this.partitions.onHeal = () => this.links.pump();
+    this.channel = new ApiChannel({
+      q: this.q,
+      prng: this.root.fork('clients-net'),
+      extraDelayMeanMs: this.cfg.clientDelayMeanMs,
+      api: (id) => {
+        const n = this.nodes.get(id);
+        return n?.running && n.api ? { api: n.api, epoch: n.epoch } : undefined;
+      },
+      onMember: (id, epoch, fn, lost) => {
+        const n = this.nodes.get(id);
+        if (!n || n.epoch !== epoch || !n.running) lost();
+        else n.run(SOURCE_CLIENT, fn, lost);
+      },
+      onDeliver: (id, path, request) => this.noteWrite(id, path, request),
+    });
+    this.reference = new EventReference(() => this.q.now);
+    const electionMs = this.electionMs();
     const stopAtMs = this.cfg.faultPhaseMs + 1000;
-    this.workload = new Workload(this.clientNet(), this.root.fork('workload'), {
+    const env: ClientEnv = {
+      q: this.q,
+      channel: this.channel,
+      members: () =>
+        [...this.nodes.values()]
+          .filter((n) => n.state !== 'removed' && !this.removing.has(n.id))
+          .map((n) => n.id),
+      stopAtMs,
+    };
+    this.kv = new KvWorkload(env, this.root.fork('workload'), {
       clients: this.cfg.clients,
       readers: this.cfg.readers,
       keys: this.cfg.keys,
       opTimeoutMs: this.cfg.opTimeoutMs,
       attemptTimeoutMs: this.cfg.attemptTimeoutMs,
-      stopAtMs,
+    });
+    const holderOpts = {
+      ttlSeconds: this.cfg.leaseTtlSeconds,
+      opTimeoutMs: this.cfg.opTimeoutMs,
+      attemptTimeoutMs: this.cfg.attemptTimeoutMs,
+      mutants: this.mutants,
+    };
+    this.leaseHolders = new LeaseWorkload(
+      env,
+      this.root.fork('leases'),
+      this.leaseRecord,
+      { clients: this.cfg.leaseClients, ...holderOpts },
+      1000,
+    );
+    const lockWaitMs = LOCK_WAIT_ELECTIONS * electionMs;
+    this.lockers = new LockWorkload(
+      env,
+      this.root.fork('locks'),
+      this.leaseRecord,
+      {
+        service: 'lock',
+        clients: this.cfg.lockClients,
+        locks: this.cfg.locks,
+        lockWaitMs,
+        ...holderOpts,
+      },
+      2000,
+    );
+    this.electors = new LockWorkload(
+      env,
+      this.root.fork('elections'),
+      this.leaseRecord,
+      {
+        service: 'election',
+        clients: this.cfg.electionClients,
+        locks: this.cfg.locks,
+        lockWaitMs,
+        ...holderOpts,
+      },
+      3000,
+    );
+    this.watchers = new WatchWorkload(env, this.root.fork('watchers'), {
+      watchers: this.cfg.watchers,
+      quietMs: WATCH_QUIET_ELECTIONS * electionMs,
     });
     this.inv.liveRafts = () => this.liveRafts();
     this.inv.crashedLogs = () => {
@@ -177,6 +263,10 @@ class Simulation {
 
   private electionMs(): number {
     return this.cfg.electionTicks * this.cfg.tickMs;
+  }
+
+  private initialMember(id: NodeId): InitialMember {
+    return { name: `n${id}`, peerUrls: [`http://n${id}.sim:2380`] };
   }
 
   // ---------------------------------------------------------------- nodes
@@ -203,63 +293,118 @@ class Simulation {
     return node;
   }
 
+  private memberLog(node: SimNode): MemberLog {
+    return {
+      info: () => {},
+      warn: () => {},
+      error: (obj, msg) =>
+        this.reportInternal(
+          `member ${node.id}: ${msg} ${JSON.stringify(obj)}`,
+          (obj as { err?: unknown }).err,
+        ),
+    };
+  }
+
+  private reportInternal(what: string, err?: unknown): void {
+    if (err instanceof InvariantViolation || err instanceof AssertionError) this.thrown ??= err;
+    this.internalError ??= what;
+  }
+
+  /** Run an observer; a violation it throws fails the run even if the member's code catches it. */
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.thrown ??= e instanceof Error ? e : new Error(String(e));
+      throw e;
+    }
+  }
+
   private boot(node: SimNode): void {
     node.state = 'up';
     node.epoch++;
     node.held = [];
-    node.heldTick = undefined;
+    node.heldTicks.clear();
+    node.heard.clear();
     const epoch = node.epoch;
+    // A new process: its monotonic clock has nothing to do with any other member's.
+    node.restartClock(this.q.now, this.nemesisPrng.int(0, CLOCK_ORIGIN_MAX_MS));
     const clock = this.nodeClock(node, epoch);
-    const transport: Transport = { send: (m) => this.send(m) };
+    const transport: Transport = { send: (m) => this.send(m, node) };
+    const electionMs = this.electionMs();
     try {
-      const etcd = new EtcdMachine();
-      const replica = new Replica<SimResult>(
+      const member = new Member(
         {
+          name: `n${node.id}`,
           id: node.id,
+          clusterId: () => SIM_CLUSTER_ID,
           initialConf: this.initialConf,
-          tickMs: this.cfg.tickMs,
-          electionTicks: this.cfg.electionTicks,
-          heartbeatTicks: this.cfg.heartbeatTicks,
-          preVote: true,
-          checkQuorum: true,
-          snapshotEntries: this.cfg.snapshotEntries,
+          initialMembers: this.initialMembers,
+          peerUrls: this.initialMember(node.id).peerUrls,
+          advertiseClientUrls: [`http://n${node.id}.sim:2379`],
+          heartbeatMs: this.cfg.tickMs,
+          electionMs,
+          snapshotCount: this.cfg.snapshotEntries,
           snapshotKeepEntries: 10,
+          requestTimeoutMs: REQUEST_TIMEOUT_ELECTIONS * electionMs,
+          seed: this.root.fork(`node-${node.id}-${epoch}`).seed,
           entriesPerAppendMax: this.cfg.entriesPerAppendMax,
           inflightAppendsMax: this.cfg.inflightAppendsMax,
-          seed: this.root.fork(`node-${node.id}-${epoch}`).seed,
           mutants: this.mutants,
         },
-        new SessionMachine(new WellFormedOnly(etcd), this.mutants),
-        clock,
-        transport,
-        node.disk,
         {
-          onStart: (id, raft) => this.inv.onStart(id, raft),
-          onApply: (id, e) => {
-            this.inv.onApply(id, e);
-            if (e.type === 'normal' && e.data.length > 0) {
-              const c = decodeSessionEntry(e.data);
-              if (c) this.appliedCommands.add(`${c.session}:${c.seq}`);
-            }
+          clock,
+          transport,
+          peers: {
+            send: (to, frame) => this.links.send(node.id, to, frame, node.stamp(this.q.now)),
+            heard: (peer) => node.heard.get(peer),
           },
-          onSoftState: (id, s) => {
-            const r = this.nodes.get(id)?.replica;
-            if (r) this.inv.onSoftState(id, s, r.raft);
-            const isolateMs = s.role === 'leader' ? this.armedIsolations.shift() : undefined;
-            if (isolateMs !== undefined) this.isolate(id, isolateMs);
-            if (s.role === 'leader' && this.armed.length > 0) {
-              // Propose right after the election, before the new leader's no-op commits: the
-              // moment the single-server change bug needs (thesis §4.1).
-              const f = this.armed.shift();
-              if (f) this.q.after(0, 14, () => this.membership(f, node));
-            }
+          disk: node.disk,
+          log: this.memberLog(node),
+          observer: {
+            onStart: (id, raft) => this.guard(() => this.inv.onStart(id, raft)),
+            onPropose: (id, _index, data) => this.guard(() => this.checkProposal(id, data)),
+            onApply: (id, e) =>
+              this.guard(() => {
+                this.inv.onApply(id, e);
+                if (e.type === 'normal' && !wellFormedEntry(e.data))
+                  throw new AssertionError(`entry ${e.index} is not a well-formed command`);
+              }),
+            onSoftState: (id, s) =>
+              this.guard(() => {
+                const raft = this.nodes.get(id)?.member?.replica.raft;
+                if (raft) this.inv.onSoftState(id, s, raft);
+                const isolation = s.role === 'leader' ? this.armedIsolations.shift() : undefined;
+                if (isolation !== undefined)
+                  this.isolate(id, isolation.durationMs, isolation.starve);
+                if (s.role === 'leader' && this.armed.length > 0) {
+                  // Propose right after the election, before the new leader's no-op commits: the
+                  // moment the single-server change bug needs (thesis §4.1).
+                  const f = this.armed.shift();
+                  if (f) this.q.after(0, 14, () => this.membership(f, node));
+                }
+              }),
+            onPersistedHardState: (id, hs) =>
+              this.guard(() => this.inv.onPersistedHardState(id, hs)),
+            onRestoreSnapshot: (id, s) => this.guard(() => this.inv.onRestoreSnapshot(id, s)),
           },
-          onPersistedHardState: (id, hs) => this.inv.onPersistedHardState(id, hs),
-          onRestoreSnapshot: (id, s) => this.inv.onRestoreSnapshot(id, s),
         },
       );
-      node.replica = replica;
-      node.etcd = etcd;
+      node.member = member;
+      node.api = new MemberApi(
+        member,
+        {
+          info: () => {},
+          warn: () => {},
+          error: (obj, msg) =>
+            this.reportInternal(
+              `member ${node.id} API: ${msg}: ${String((obj as { err?: unknown }).err)}`,
+              (obj as { err?: unknown }).err,
+            ),
+        },
+        { ...DEFAULT_CLIENT_API_CONFIG, mutants: this.mutants },
+      );
+      node.detach = this.reference.attach(node.id, member.machine);
     } catch (e) {
       if (e instanceof InvariantViolation) throw e;
       const msg = e instanceof Error ? e.message : String(e);
@@ -269,22 +414,22 @@ class Simulation {
 
   private nodeClock(node: SimNode, epoch: number): Clock {
     const q = this.q;
-    const alive = (): boolean =>
-      node.epoch === epoch && node.state !== 'down' && node.state !== 'removed';
+    const alive = (): boolean => node.epoch === epoch && node.running;
     return {
       nowMs: () => node.localNow(q.now),
       every: (intervalMs, fn) => {
         let cancelled = false;
         const loop = (): void => {
           if (cancelled || !alive()) return;
-          if (node.state === 'paused')
-            node.heldTick = fn; // timers coalesce while paused
+          // Periodic timers coalesce while paused: each fires once, late, on resume.
+          if (node.state === 'paused') node.heldTicks.add(fn);
           else fn();
           q.after(intervalMs / node.clockRate, 1, loop);
         };
         q.after(intervalMs / node.clockRate, 1, loop);
         return () => {
           cancelled = true;
+          node.heldTicks.delete(fn);
         };
       },
       after: (delayMs, fn) => {
@@ -299,97 +444,53 @@ class Simulation {
     };
   }
 
-  private upNodes(): SimNode[] {
-    return [...this.nodes.values()].filter((n) => n.state === 'up' || n.state === 'paused');
-  }
-
   private leader(): SimNode | undefined {
     let best: SimNode | undefined;
+    let bestTerm = -1;
     for (const n of this.nodes.values()) {
-      if (n.state !== 'up' || !n.replica) continue;
-      const r = n.replica.raft;
-      if (r.role === 'leader' && (!best || r.term > (best.replica as Replica<SimResult>).raft.term))
+      if (n.state !== 'up' || !n.member) continue;
+      const r = n.member.replica.raft;
+      if (r.role === 'leader' && r.term > bestTerm) {
         best = n;
+        bestTerm = r.term;
+      }
     }
     return best;
   }
 
   // ---------------------------------------------------------------- network
 
-  private send(m: Message): void {
+  /** Extra delay on the link between two members (slowLinks faults). */
+  private slowness(a: NodeId, b: NodeId): number {
+    return this.slowed.size === 0 ? 0 : Math.max(this.slowed.get(a) ?? 0, this.slowed.get(b) ?? 0);
+  }
+
+  private send(m: Message, from: SimNode): void {
     if (this.partitions.isBlocked(m.from, m.to)) return;
+    const stamp = from.stamp(this.q.now);
+    const extra = this.slowness(m.from, m.to);
     for (const d of deliveryDelays(this.cfg.links, this.netPrng)) {
       const tag = msgTag(m);
-      this.q.after(d, tag, () => {
+      this.q.after(d + extra, tag, () => {
         if (this.partitions.isBlocked(m.from, m.to)) return;
         const dest = this.nodes.get(m.to);
         if (!dest) return;
-        dest.run(m.from, () => dest.replica?.receive(m));
-      });
-    }
-  }
-
-  private clientNet(): ClientNet {
-    const q = this.q;
-    return {
-      now: () => q.now,
-      after: (delayMs, fn) => q.after(delayMs, 3, fn),
-      nodes: () =>
-        this.upNodes()
-          .map((n) => n.id)
-          .filter((id) => !this.removing.has(id)),
-      request: (
-        id: NodeId,
-        session: number,
-        seq: number,
-        request: ClientRequest,
-        reply: (r: Reply) => void,
-      ) => {
-        const there = 0.1 + this.netPrng.exp(0.5);
-        q.after(there, 4, () => {
-          const node = this.nodes.get(id);
-          if (!node) return;
-          const epoch = node.epoch;
-          node.run(SOURCE_CLIENT, () => {
-            const rep = node.replica;
-            const etcd = node.etcd;
-            if (!rep || !etcd || node.epoch !== epoch) return;
-            const back = (r: Reply): void =>
-              q.after(0.1 + this.netPrng.exp(0.5), 5, () => reply(r));
-            this.serve(rep, etcd, session, seq, request, back);
-          });
+        dest.run(m.from, () => {
+          dest.heardFrom(m.from, stamp, dest.localNow(this.q.now));
+          dest.member?.receiveMessage(m);
         });
-      },
-    };
+      });
+    }
   }
 
-  private serve(
-    rep: Replica<SimResult>,
-    etcd: EtcdMachine,
-    session: number,
-    seq: number,
-    request: ClientRequest,
-    reply: (r: Reply) => void,
-  ): void {
-    if (request.type === 'range') {
-      rep.read((o) => {
-        if (!o.ok) {
-          reply({ ok: false, leader: o.leader });
-          return;
-        }
-        // The applied state has reached the read index: a Range of it is linearizable (§6.4).
-        const response = etcd.range({ key: utf8(request.key) });
-        if (isEtcdError(response))
-          throw new InvariantViolation('node-assertion', `range refused: ${response.message}`);
-        reply({ ok: true, result: { type: 'range', response } });
-      });
-      return;
-    }
-    const data = encodeSessionEntry({ session, seq, command: request.data });
-    rep.propose(data, (o) => {
-      if (!o.ok || o.result === undefined)
-        reply({ ok: false, leader: o.ok ? rep.raft.leader : o.leader });
-      else reply({ ok: true, result: { type: 'command', result: o.result.result } });
+  private deliverFrame(from: NodeId, to: NodeId, frame: Uint8Array, stamp: Stamp): void {
+    const dest = this.nodes.get(to);
+    if (!dest) return;
+    const epoch = dest.epoch;
+    dest.run(SOURCE_FRAMES - from, () => {
+      if (dest.epoch !== epoch) return;
+      dest.heardFrom(from, stamp, dest.localNow(this.q.now));
+      dest.member?.receiveFrame(from, frame);
     });
   }
 
@@ -426,9 +527,21 @@ class Simulation {
         this.q.after(f.durationMs, 6, () => this.resume(n));
         return;
       }
+      case 'starve': {
+        const n = this.target(f.target);
+        if (n) this.starve(n, f.durationMs, f.starve);
+        return;
+      }
+      case 'slowLinks': {
+        const n = this.target(f.target);
+        if (!n) return;
+        this.slowed.set(n.id, f.delayMs);
+        this.q.after(f.durationMs, 6, () => this.slowed.delete(n.id));
+        return;
+      }
       case 'partition':
-        if (f.onElection) this.armedIsolations.push(f.durationMs);
-        else this.partition(f.shape, f.durationMs, f.slowClockFactor);
+        if (f.onElection) this.armedIsolations.push({ durationMs: f.durationMs, starve: f.starve });
+        else this.partition(f.shape, f.durationMs, f.slowClockFactor, f.starve);
         return;
       case 'addNode':
       case 'removeNode':
@@ -437,25 +550,47 @@ class Simulation {
         return;
       case 'transferLeader': {
         const l = this.leader();
-        if (!l?.replica) return;
-        const others = l.replica.raft.conf().voters.filter((v) => v !== l.id);
-        if (others.length > 0) l.replica.transferLeader(this.nemesisPrng.pick(others));
+        const replica = l?.member?.replica;
+        if (!l || !replica) return;
+        const others = replica.raft.conf().voters.filter((v) => v !== l.id);
+        if (others.length > 0) replica.transferLeader(this.nemesisPrng.pick(others));
         return;
       }
     }
+  }
+
+  /** Stop `n` for `stopMs`, let it run for `runMs`, again, for `durationMs`. */
+  private starve(n: SimNode, durationMs: number, s: Starvation): void {
+    const until = this.q.now + durationMs;
+    let stopped = false;
+    const epoch = n.epoch;
+    const cycle = (): void => {
+      if (stopped || n.epoch !== epoch || n.state !== 'up' || this.q.now >= until) return;
+      n.state = 'paused';
+      this.q.after(s.stopMs, 6, () => {
+        if (n.epoch !== epoch) return;
+        this.resume(n);
+        this.q.after(s.runMs, 6, cycle);
+      });
+    };
+    cycle();
+    this.stopStarving.push(() => {
+      stopped = true;
+    });
   }
 
   private membership(
     f: Extract<Fault, { kind: 'addNode' | 'removeNode' }>,
     l: SimNode | undefined,
   ): void {
-    if (!l?.replica || l.state !== 'up' || l.replica.raft.role !== 'leader') return;
-    const conf = l.replica.raft.conf();
+    const replica = l?.member?.replica;
+    if (!l || !replica || l.state !== 'up' || replica.raft.role !== 'leader') return;
+    const conf = replica.raft.conf();
     let proposed = false;
     if (f.kind === 'addNode') {
       if (this.nextId > 12 || conf.voters.length >= 5) return;
       const id = nodeId(this.nextId);
-      if (l.replica.proposeConfChange({ type: 'addVoter', nodeId: id }) !== undefined) {
+      if (replica.proposeConfChange({ type: 'addVoter', nodeId: id }) !== undefined) {
         this.nextId++;
         this.addNode(id);
         proposed = true;
@@ -464,24 +599,26 @@ class Simulation {
       if (conf.voters.length <= 3) return;
       const n = this.target(f.target, (x) => conf.voters.includes(x.id));
       if (!n) return;
-      if (l.replica.proposeConfChange({ type: 'removeNode', nodeId: n.id }) !== undefined) {
+      if (replica.proposeConfChange({ type: 'removeNode', nodeId: n.id }) !== undefined) {
         this.removing.add(n.id);
         proposed = true;
       }
     }
     if (proposed && f.then === 'isolate') {
-      this.isolate(l.id, f.thenMs ?? 0);
+      this.isolate(l.id, f.thenMs ?? 0, undefined);
     } else if (proposed && f.then === 'split') {
       this.q.after(this.nemesisPrng.next() * 5, 6, () =>
-        this.partition('configSplit', f.thenMs ?? 0),
+        this.partition('configSplit', f.thenMs ?? 0, undefined, undefined),
       );
     }
   }
 
   /** Cut `id` off from every other node for `durationMs`; messages in flight are lost too. */
-  private isolate(id: NodeId, durationMs: number): void {
+  private isolate(id: NodeId, durationMs: number, starve: Starvation | undefined): void {
     const ids = [...this.nodes.keys()];
     for (const o of ids) if (o !== id) this.partitions.blockBoth(id, o);
+    const v = this.nodes.get(id);
+    if (v && starve) this.starve(v, durationMs, starve);
     this.q.after(durationMs, 6, () => {
       for (const o of ids) {
         if (o === id) continue;
@@ -492,14 +629,20 @@ class Simulation {
   }
 
   private crash(n: SimNode): void {
-    n.replica?.stop();
-    n.replica = undefined;
-    n.etcd = undefined;
+    n.member?.halt();
+    n.api?.crash();
+    n.detach?.();
+    n.member = undefined;
+    n.api = undefined;
+    n.detach = undefined;
     n.state = 'down';
     n.epoch++;
+    const held = n.held;
     n.held = [];
-    n.heldTick = undefined;
+    for (const h of held) h.lost?.();
+    n.heldTicks.clear();
     n.disk.crash();
+    this.links.crash(n.id);
     n.ghost = this.durableLog(n);
   }
 
@@ -521,11 +664,14 @@ class Simulation {
     n.state = 'up';
     const held = n.held;
     n.held = [];
-    const tick = n.heldTick;
-    n.heldTick = undefined;
-    if (tick) tick();
-    // A resumed process drains its sockets in no particular order across connections, but in
-    // order within one: interleave the sources at random, keeping each source's order.
+    const ticks = [...n.heldTicks];
+    n.heldTicks.clear();
+    // A resumed Node process usually reads its sockets before its timers fire (libuv runs the
+    // poll phase first after a stall), but not always: the order is drawn.
+    const ticksFirst = this.nemesisPrng.chance(0.3);
+    if (ticksFirst) for (const t of ticks) t();
+    // It drains its sockets in no particular order across connections, but in order within one:
+    // interleave the sources at random, keeping each source's order.
     const queues = new Map<number, (() => void)[]>();
     for (const h of held) {
       let qq = queues.get(h.source);
@@ -539,10 +685,16 @@ class Simulation {
       (src.shift() as () => void)();
       if (src.length === 0) sources.splice(i, 1);
     }
+    if (!ticksFirst && n.state === 'up') for (const t of ticks) t();
   }
 
-  private partition(shape: PartitionShape, durationMs: number, slowClockFactor?: number): void {
-    const ids = this.upNodes().map((n) => n.id);
+  private partition(
+    shape: PartitionShape,
+    durationMs: number,
+    slowClockFactor: number | undefined,
+    starve: Starvation | undefined,
+  ): void {
+    const ids = [...this.nodes.values()].filter((n) => n.running).map((n) => n.id);
     const p = this.nemesisPrng;
     const shuffled = ids
       .map((x) => ({ x, k: p.next() }))
@@ -563,6 +715,7 @@ class Simulation {
           v.setClockRate(this.q.now, normal * slowClockFactor);
           this.q.after(durationMs, 6, () => v.setClockRate(this.q.now, normal));
         }
+        if (v && starve) this.starve(v, durationMs, starve);
         break;
       }
       case 'majorityMinority': {
@@ -607,12 +760,12 @@ class Simulation {
         // Split along the replication frontier of configuration changes: nodes still on the
         // leader's last committed configuration on one side, nodes holding a pending change on
         // the other.
-        const raft = this.leader()?.replica?.raft;
+        const raft = this.leader()?.member?.replica.raft;
         if (!raft) return;
         const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
         const committed = key(raft.confAtIndex(raft.log.committed));
         const behind = ids.filter((id) => {
-          const r = this.nodes.get(id)?.replica?.raft;
+          const r = this.nodes.get(id)?.member?.replica.raft;
           return r === undefined || key(r.conf()) === committed;
         });
         const ahead = ids.filter((id) => !behind.includes(id));
@@ -625,30 +778,36 @@ class Simulation {
           for (const b of ids) if (a !== b && p.chance(0.3)) this.partitions.block(a, b);
         break;
       }
-      case 'flapping': {
+      case 'flapping':
+      case 'flappingMember': {
+        // One link, or every link of one member (a flaky NIC), cut and restored by turns.
         const [a, b] = shuffled;
         if (a === undefined || b === undefined) return;
-        const period = p.int(20, 300);
+        const links: [NodeId, NodeId][] =
+          shape === 'flapping' ? [[a, b]] : ids.filter((o) => o !== a).map((o) => [a, o]);
+        const period = shape === 'flapping' ? p.int(20, 300) : p.int(150, 450);
         let on = false;
         let stopped = false;
+        const restore = (): void => {
+          for (const [x, y] of links) {
+            this.partitions.unblock(x, y);
+            this.partitions.unblock(y, x);
+          }
+        };
         const flip = (): void => {
           if (stopped) return;
           on = !on;
-          if (on) cut(a, b);
-          else {
-            this.partitions.unblock(a, b);
-            this.partitions.unblock(b, a);
-          }
+          if (on) for (const [x, y] of links) cut(x, y);
+          else restore();
           this.q.after(period, 8, flip);
         };
         flip();
-        this.flapping.push(() => {
+        this.stopStarving.push(() => {
           stopped = true;
         });
         this.q.after(durationMs, 6, () => {
           stopped = true;
-          this.partitions.unblock(a, b);
-          this.partitions.unblock(b, a);
+          restore();
         });
         return;
       }
@@ -660,8 +819,9 @@ class Simulation {
     // Faults waiting for an election are disarmed: after healing nothing more goes wrong.
     this.armed = [];
     this.armedIsolations = [];
-    for (const stop of this.flapping) stop();
-    this.flapping = [];
+    for (const stop of this.stopStarving) stop();
+    this.stopStarving = [];
+    this.slowed.clear();
     this.partitions.heal();
     for (const n of this.nodes.values()) {
       if (n.state === 'paused') this.resume(n);
@@ -671,17 +831,14 @@ class Simulation {
 
   /** Stop nodes whose removal has committed: they are no longer part of the cluster. */
   private reapRemoved(): void {
-    const l = this.leader();
-    if (!l?.replica || this.removing.size === 0) return;
-    const raft = l.replica.raft;
+    const raft = this.leader()?.member?.replica.raft;
+    if (!raft || this.removing.size === 0) return;
     const committedConf = raft.confAtIndex(raft.log.committed);
     for (const id of [...this.removing]) {
       if (committedConf.voters.includes(id) || committedConf.learners.includes(id)) continue;
       const n = this.nodes.get(id);
       if (n && n.state !== 'removed') {
-        n.replica?.stop();
-        n.replica = undefined;
-        n.etcd = undefined;
+        this.crash(n);
         n.state = 'removed';
         this.inv.forget(id);
       }
@@ -691,29 +848,57 @@ class Simulation {
 
   private liveRafts(): Raft[] {
     const out: Raft[] = [];
-    for (const n of this.nodes.values())
-      if ((n.state === 'up' || n.state === 'paused') && n.replica) out.push(n.replica.raft);
+    for (const n of this.nodes.values()) if (n.running && n.member) out.push(n.member.replica.raft);
     return out;
   }
 
   // ---------------------------------------------------------------- run
 
-  run(): RunResult {
+  private async step(): Promise<boolean> {
+    const ev = this.q.pop();
+    if (!ev) return false;
+    this.hash = fnvNumber(fnvNumber(this.hash, Math.round(ev.at * 1000)), ev.tag);
+    this.events++;
+    ev.fn();
+    await drain();
+    if (this.thrown !== undefined) throw this.thrown;
+    if (this.internalError !== undefined)
+      throw new InvariantViolation('node-assertion', this.internalError);
+    if (this.events >= this.eventsMax)
+      throw new InvariantViolation('liveness', `run exceeded ${this.eventsMax} events`);
+    return true;
+  }
+
+  async run(): Promise<RunResult> {
     const cfg = this.cfg;
     const healAt = cfg.faultPhaseMs;
     const electionMs = this.electionMs();
     const leaderDeadline = healAt + 10 * electionMs;
     const finalDeadline = leaderDeadline + 20 * electionMs;
-    let finalReads = 0;
-    let finalDone = 0;
-    let finalFailed = 0;
-    let result: Omit<RunResult, 'seed' | 'eventHash' | 'events' | 'opsChecked' | 'virtualMs'> = {
-      ok: true,
-    };
+    let finals: { done: number; failed: number } | undefined;
+    let result: Omit<
+      RunResult,
+      | 'seed'
+      | 'eventHash'
+      | 'events'
+      | 'opsChecked'
+      | 'virtualMs'
+      | 'renewalsChecked'
+      | 'holdsChecked'
+    > = { ok: true };
+    let renewalsChecked = 0;
+    let holdsChecked = 0;
+    const onRejection = (e: unknown): void =>
+      this.reportInternal(`unhandled rejection: ${e instanceof Error ? e.stack : String(e)}`);
+    process.on('unhandledRejection', onRejection);
     try {
       for (const f of this.schedule.faults)
         if (f.at < healAt) this.q.at(f.at, 9, () => this.apply(f));
-      this.workload.start();
+      this.kv.start();
+      this.leaseHolders.start();
+      this.lockers.start();
+      this.electors.start();
+      this.watchers.start();
       const sweep = (): void => {
         this.inv.checkLogMatching(this.liveRafts());
         this.inv.checkCommitMonotonic(this.liveRafts());
@@ -723,8 +908,7 @@ class Simulation {
       this.q.after(100, 10, sweep);
       this.q.at(healAt, 11, () => this.heal());
       const watchLeader = (): void => {
-        const l = this.leader();
-        const raft = l?.replica?.raft;
+        const raft = this.leader()?.member?.replica.raft;
         if (raft && this.followers(raft) > raft.conf().voters.length / 2) {
           this.leaderAfterHealMs = this.q.now - healAt;
           return;
@@ -738,64 +922,67 @@ class Simulation {
         this.q.after(5, 12, watchLeader);
       };
       this.q.at(healAt, 12, watchLeader);
-      // After the leader deadline, fresh clients read every key; each must finish in 20 timeouts.
+      // After the leader deadline, a fresh client reads every key; each must finish in time.
       this.q.at(leaderDeadline, 13, () => {
-        for (let k = 0; k < cfg.keys; k++) {
-          const client = this.workload.newClient();
-          finalReads++;
-          this.workload.run(client, this.workload.getOp(k), 20 * electionMs - 50, (ok) => {
-            if (ok) finalDone++;
-            else finalFailed++;
-          });
-        }
+        void this.kv.finalReads(20 * electionMs - 50).then((r) => (finals = r));
       });
-      const eventsMax = this.eventsMax;
       for (;;) {
-        const ev = this.q.pop();
-        if (!ev) break;
-        if (ev.at > finalDeadline + electionMs) break;
-        this.hash = fnvNumber(fnvNumber(this.hash, Math.round(ev.at * 1000)), ev.tag);
-        this.events++;
-        ev.fn();
-        if (this.events >= eventsMax)
-          throw new InvariantViolation('liveness', `run exceeded ${eventsMax} events`);
-        if (finalReads > 0 && finalDone + finalFailed === finalReads && this.workload.idle) break;
+        const t = this.q.peekTime();
+        if (t === undefined || t > finalDeadline + electionMs) break;
+        if (!(await this.step())) break;
+        if (finals !== undefined && this.idle) break;
       }
-      if (finalFailed > 0 || finalDone < finalReads) {
+      if (finals === undefined || finals.failed > 0) {
+        const missing = finals === undefined ? cfg.keys : finals.failed;
         throw new InvariantViolation(
           'liveness',
-          `${finalReads - finalDone} of ${finalReads} final reads did not finish within 20 election timeouts after the leader deadline`,
+          `${missing} of ${cfg.keys} final reads did not finish within 20 election timeouts after the leader deadline`,
         );
       }
-      this.quiesce();
+      await this.quiesce();
+      this.reference.flushAll();
       this.inv.checkLogMatching(this.liveRafts());
-      // Durability: every write acknowledged to a client was committed (some node applied it);
-      // state-machine and commit safety, checked throughout, keep it at its index for good.
-      for (const w of this.workload.acked) {
-        if (!this.appliedCommands.has(w)) {
-          throw new InvariantViolation(
-            'durability',
-            `acknowledged write ${w} is not in the committed log`,
-          );
+      // The end-of-run checks are independent: run them all, so that one bug does not hide
+      // another; the first failure names the run's verdict and the others are listed after it.
+      const failed: InvariantViolation[] = [];
+      const check = (fn: () => void): void => {
+        try {
+          fn();
+        } catch (e) {
+          if (!(e instanceof InvariantViolation)) throw e;
+          failed.push(e);
         }
+      };
+      check(() => this.checkConvergence());
+      check(() => this.checkDurability());
+      check(() => this.checkLinearizability());
+      check(() => this.checkLeaseKeys());
+      check(() => this.checkWatches());
+      if (this.clocksWithinBound()) {
+        check(() => (renewalsChecked = this.checkLeases()));
+        check(() => (holdsChecked = this.checkLocks()));
       }
-      this.checkConvergence();
-      const lin = checkKv(this.workload.history, { timeoutMs: 20_000 });
-      if (lin.verdict === 'illegal') {
+      const first = failed[0];
+      if (first) {
+        const also = failed.slice(1).map((f) => f.invariant);
         throw new InvariantViolation(
-          'linearizability',
-          `history of ${this.workload.history.length} ops is not linearizable${lin.illegalKey !== undefined ? ` (key ${lin.illegalKey})` : ''}${lin.detail ? `: ${lin.detail}` : ''}`,
+          first.invariant,
+          `${first.message.slice(first.invariant.length + 2)}${also.length > 0 ? ` (also failed: ${also.join(', ')})` : ''}`,
         );
       }
     } catch (e) {
       result = classify(e);
+    } finally {
+      process.off('unhandledRejection', onRejection);
     }
     return {
       seed: this.schedule.seed,
       ...result,
       eventHash: this.hash,
       events: this.events,
-      opsChecked: this.workload.history.length,
+      opsChecked: this.kv.history.length,
+      renewalsChecked,
+      holdsChecked,
       virtualMs: Math.round(this.q.now),
       ...(this.leaderAfterHealMs !== undefined
         ? { leaderAfterHealMs: this.leaderAfterHealMs }
@@ -803,12 +990,181 @@ class Simulation {
     };
   }
 
+  /** A write reached member `node` from its client: note when that member gives up on it. */
+  private noteWrite(node: NodeId, path: string, request: unknown): void {
+    const n = this.nodes.get(node);
+    if (!n) return;
+    const values = writtenValues(path, request);
+    if (values.length === 0) return;
+    const timeoutMs = REQUEST_TIMEOUT_ELECTIONS * this.electionMs();
+    const atMs = n.trueTimeOf(n.localNow(this.q.now) + timeoutMs);
+    for (const v of values) {
+      const prev = this.writeDeadlines.get(v);
+      if (prev === undefined || atMs < prev.atMs) this.writeDeadlines.set(v, { node, atMs });
+    }
+  }
+
+  /** A leader started a proposal: never a write its asker had given up on. */
+  private checkProposal(leader: NodeId, data: Uint8Array): void {
+    if (!this.clocksWithinBound()) return;
+    const cmd = decodeEtcdEntry(data);
+    if (cmd === null) return;
+    for (const v of commandValues(cmd)) {
+      const d = this.writeDeadlines.get(v);
+      if (d !== undefined && this.q.now > d.atMs)
+        throw new InvariantViolation(
+          'forward-deadline',
+          `member ${leader} proposed the write of ${v} at ${this.q.now.toFixed(1)}, after member ${d.node}, which took it from its client, gave up on it at ${d.atMs.toFixed(1)}`,
+        );
+    }
+  }
+
+  /** No key outlives its lease: a revoke deletes every key attached to the lease. */
+  private checkLeaseKeys(): void {
+    const m = this.leader()?.member?.machine;
+    if (!m) return;
+    const all = m.range({ key: new Uint8Array([0]), rangeEnd: new Uint8Array([0]) });
+    if (!('kvs' in all)) return;
+    for (const kv of all.kvs) {
+      if (kv.lease !== 0n && m.leaseInfo(kv.lease) === undefined)
+        throw new InvariantViolation(
+          'lease-keys',
+          `key ${new TextDecoder().decode(kv.key)} is still attached to lease ${kv.lease}, which is gone`,
+        );
+    }
+  }
+
+  private checkWatches(): void {
+    const reference = this.reference.events().map((e) => ({
+      revision: e.revision,
+      key: e.key,
+      type: e.type,
+    }));
+    const r = checkWatchDelivery(this.watchers.history(), reference);
+    if (!r.ok) {
+      const v = r.violations[0];
+      throw new InvariantViolation(
+        'watch-delivery',
+        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
+      );
+    }
+  }
+
+  private checkLinearizability(): void {
+    const lin = checkKv(this.kv.history, { timeoutMs: 20_000 });
+    if (lin.verdict === 'illegal') {
+      throw new InvariantViolation(
+        'linearizability',
+        `history of ${this.kv.history.length} ops is not linearizable${lin.illegalKey !== undefined ? ` (key ${lin.illegalKey})` : ''}${lin.detail ? `: ${lin.detail}` : ''}`,
+      );
+    }
+  }
+
+  private get idle(): boolean {
+    return (
+      this.kv.idle &&
+      this.leaseHolders.idle &&
+      this.lockers.idle &&
+      this.electors.idle &&
+      this.watchers.idle
+    );
+  }
+
+  /** The lease guarantees are stated for clocks that run at most CLOCK_RATE_ERROR_MAX fast. */
+  private clocksWithinBound(): boolean {
+    return this.cfg.driftClass !== 'wild';
+  }
+
+  /** Every acknowledged write is in the committed history; no definitely failed one is. */
+  private checkDurability(): void {
+    for (const v of this.kv.acked) {
+      if (!this.reference.putValues.has(v))
+        throw new InvariantViolation('durability', `acknowledged write of ${v} was never applied`);
+    }
+    for (const [v, why] of this.kv.refused) {
+      if (this.reference.putValues.has(v))
+        throw new InvariantViolation(
+          'definite-failure',
+          `the write of ${v} was answered '${why}' (nothing done) but took effect`,
+        );
+    }
+  }
+
+  private checkLeases(): number {
+    const losses: LeaseLoss[] = this.reference.deletions(LEASE_MARKER_PREFIX).map((d) => ({
+      lease: d.key.slice(LEASE_MARKER_PREFIX.length),
+      atMs: d.atMs,
+      evidence: `its marker key deleted at revision ${d.revision}`,
+    }));
+    const r = checkLeaseContract(
+      { renewals: this.leaseRecord.renewals, losses, revocations: this.leaseRecord.revocations },
+      { driftRatio: CLOCK_RATE_ERROR_MAX },
+    );
+    if (!r.ok) {
+      const v = r.violations[0];
+      throw new InvariantViolation(
+        'lease-contract',
+        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
+      );
+    }
+    return r.renewalsChecked;
+  }
+
+  private checkLocks(): number {
+    const recorded = [...this.lockers.holds, ...this.electors.holds];
+    const holds: LockHold[] = recorded.map((h) => ({
+      lock: h.lock,
+      client: h.client,
+      lease: h.lease,
+      token: h.rev ?? this.reference.createRevisionAt(h.key, h.revision),
+      requestedMs: h.requestedMs,
+      acquiredMs: h.acquiredMs,
+      releasedMs: h.releasedMs,
+      effects: h.effects,
+    }));
+    const r = checkLockExclusion(holds, this.leaseRecord.renewals, {
+      driftRatio: CLOCK_RATE_ERROR_MAX,
+    });
+    if (!r.ok) {
+      const v = r.violations[0];
+      throw new InvariantViolation(
+        'lock-exclusion',
+        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
+      );
+    }
+    holds.forEach((h, i) => this.checkHeldKey(h, (recorded[i] as RecordedHold).key));
+    return holds.length;
+  }
+
+  /**
+   * While a client holds, its key goes only with its lease (a revoke, which deletes the lease's
+   * marker key in the same revision) or after it let go (its Unlock or Resign). Anything else —
+   * a late Unlock of an earlier hold with the same key name — took the lock from a live holder,
+   * whether or not another client was waiting to notice.
+   */
+  private checkHeldKey(h: LockHold, key: string): void {
+    if (h.token <= 0) return;
+    const deletion = this.reference
+      .deletions(key)
+      .find((d) => d.key === key && d.revision > h.token);
+    if (deletion === undefined || deletion.atMs >= h.releasedMs) return;
+    const marker = leaseMarkerKey(h.lease);
+    const revoked = this.reference
+      .deletions(marker)
+      .some((d) => d.key === marker && d.revision === deletion.revision);
+    if (revoked) return;
+    throw new InvariantViolation(
+      'lock-exclusion',
+      `the key ${key} of client ${h.client} (token ${h.token}) was deleted at revision ${deletion.revision} (${deletion.atMs.toFixed(1)}) while it held it (until ${h.releasedMs.toFixed(1)}), by neither its release nor its lease's end`,
+    );
+  }
+
   /**
    * Let replication finish so every live member catches up with the leader. A follower may be far
    * behind (one entry per append, lossy links), so this waits up to 100 election timeouts,
    * checking every 10 ms of virtual time.
    */
-  private quiesce(): void {
+  private async quiesce(): Promise<void> {
     const until = this.q.now + 100 * this.electionMs();
     let nextCheck = this.q.now;
     for (;;) {
@@ -818,17 +1174,7 @@ class Simulation {
         if (this.caughtUp()) break;
         nextCheck = t + 10;
       }
-      const ev = this.q.pop();
-      if (!ev) break;
-      this.hash = fnvNumber(fnvNumber(this.hash, Math.round(ev.at * 1000)), ev.tag);
-      this.events++;
-      ev.fn();
-      if (this.events >= this.eventsMax) {
-        throw new InvariantViolation(
-          'liveness',
-          `run exceeded ${this.eventsMax} events while catching up`,
-        );
-      }
+      if (!(await this.step())) break;
     }
   }
 
@@ -836,21 +1182,21 @@ class Simulation {
   private followers(raft: Raft): number {
     let n = 0;
     for (const id of raft.conf().voters) {
-      const r = this.nodes.get(id)?.replica?.raft;
-      if (r && this.nodes.get(id)?.state === 'up' && r.term === raft.term && r.leader === raft.id)
-        n++;
+      const node = this.nodes.get(id);
+      const r = node?.member?.replica.raft;
+      if (r && node?.state === 'up' && r.term === raft.term && r.leader === raft.id) n++;
     }
     return n;
   }
 
   private caughtUp(): boolean {
-    const raft = this.leader()?.replica?.raft;
+    const raft = this.leader()?.member?.replica.raft;
     if (!raft) return false;
     const conf = raft.conf();
     for (const id of [...conf.voters, ...conf.learners]) {
       const n = this.nodes.get(id);
-      if (n?.replica && n.state === 'up' && n.replica.raft.log.applied < raft.log.committed)
-        return false;
+      const r = n?.member?.replica.raft;
+      if (r && n?.state === 'up' && r.log.applied < raft.log.committed) return false;
     }
     return true;
   }
@@ -858,28 +1204,25 @@ class Simulation {
   /** Live members of the final configuration have applied the same log and hold the same state. */
   private checkConvergence(): void {
     const l = this.leader();
-    if (!l?.replica) throw new InvariantViolation('liveness', 'no leader at the end of the run');
-    const conf = l.replica.raft.conf();
+    const lr = l?.member?.replica;
+    if (!lr) throw new InvariantViolation('liveness', 'no leader at the end of the run');
+    const conf = lr.raft.conf();
     const members = [...conf.voters, ...conf.learners];
-    const target = l.replica.raft.log.committed;
-    for (const id of members) {
-      const n = this.nodes.get(id);
-      if (!n?.replica || n.state !== 'up') continue;
-      const r = n.replica.raft;
-      if (r.log.applied < target) {
-        const pr = l.replica.raft.progressView().get(id);
-        throw new InvariantViolation(
-          'liveness',
-          `node ${id} applied only ${r.log.applied} of ${target} after quiescing (${r.describe()}; leader ${l.replica.raft.describe()} sees match=${pr?.match} next=${pr?.next} ${pr?.state})`,
-        );
-      }
-    }
+    const target = lr.raft.log.committed;
     const digests = new Map<number, number>();
     for (const id of members) {
       const n = this.nodes.get(id);
-      if (!n?.replica || n.state !== 'up') continue;
-      const applied = n.replica.raft.log.applied;
-      const d = n.replica.stateMachine.digest();
+      const r = n?.member?.replica;
+      if (!r || n?.state !== 'up') continue;
+      if (r.raft.log.applied < target) {
+        const pr = lr.raft.progressView().get(id);
+        throw new InvariantViolation(
+          'liveness',
+          `node ${id} applied only ${r.raft.log.applied} of ${target} after quiescing (${r.raft.describe()}; leader ${lr.raft.describe()} sees match=${pr?.match} next=${pr?.next} ${pr?.state})`,
+        );
+      }
+      const applied = r.raft.log.applied;
+      const d = r.stateMachine.digest();
       const prev = digests.get(applied);
       if (prev !== undefined && prev !== d)
         throw new InvariantViolation(
@@ -898,7 +1241,7 @@ function classify(e: unknown): { ok: false; invariant: InvariantName; message: s
     return { ok: false, invariant: 'wal-recovery', message: e.message };
   if (e instanceof AssertionError)
     return { ok: false, invariant: 'node-assertion', message: e.message };
-  const msg = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  const msg = e instanceof Error ? `${e.name}: ${e.stack ?? e.message}` : String(e);
   return { ok: false, invariant: 'node-assertion', message: msg };
 }
 
@@ -906,4 +1249,34 @@ function msgTag(m: Message): number {
   return (
     100 + MESSAGE_TYPE_CODES[m.type] * 1_000_000 + m.from * 10_000 + m.to * 100 + (m.term % 100)
   );
+}
+
+const textOf = new TextDecoder();
+
+/** The values a KV write request puts (the workload's values are unique per write). */
+function writtenValues(path: string, request: unknown): string[] {
+  const r = request as Record<string, unknown>;
+  const value = (x: unknown): string[] => (x instanceof Uint8Array ? [textOf.decode(x)] : []);
+  if (path === KV.put) return value(r['value']);
+  if (path !== KV.txn) return [];
+  const out: string[] = [];
+  for (const branch of ['success', 'failure'] as const) {
+    const ops = r[branch];
+    if (!Array.isArray(ops)) continue;
+    for (const op of ops as Record<string, unknown>[]) {
+      const put = op['request_put'] as Record<string, unknown> | undefined;
+      if (put) out.push(...value(put['value']));
+    }
+  }
+  return out;
+}
+
+/** The values a command puts. */
+function commandValues(cmd: Command): string[] {
+  if (cmd.type === 'put') return [textOf.decode(cmd.request.value)];
+  if (cmd.type !== 'txn') return [];
+  const out: string[] = [];
+  for (const op of [...cmd.request.success, ...cmd.request.failure])
+    if (op.type === 'put') out.push(textOf.decode(op.request.value));
+  return out;
 }

@@ -2,6 +2,7 @@
 // faults. The run is a function of (seed, schedule), so the shrinker can remove faults from the
 // schedule and replay (verification.md, "Shrink"). Swarm testing: each seed enables its own random
 // subset of fault kinds and draws its own parameters.
+import { CLOCK_RATE_ERROR_MAX } from '../core/base/clock-drift.js';
 import { prng, type Prng } from '../core/base/prng.js';
 import type { LinkFaults } from './network.js';
 
@@ -13,6 +14,8 @@ export type PartitionShape =
   | 'bridge'
   | 'oneWay'
   | 'flapping'
+  /** Every link of one member cut and restored by turns (a flaky NIC). */
+  | 'flappingMember'
   | 'randomLinks'
   | 'configSplit';
 
@@ -29,6 +32,8 @@ export type Fault =
       readonly onElection?: boolean;
       /** With isolateLeader: the victim's clock also runs this much slower while cut off. */
       readonly slowClockFactor?: number;
+      /** With isolateLeader: the victim is also starved while cut off (see `starve`). */
+      readonly starve?: Starvation;
     }
   | {
       readonly kind: 'crash';
@@ -62,7 +67,41 @@ export type Fault =
       readonly then?: 'isolate' | 'split';
       readonly thenMs?: number;
     }
-  | { readonly kind: 'transferLeader'; readonly at: number };
+  | { readonly kind: 'transferLeader'; readonly at: number }
+  /**
+   * A starved process (a CPU-starved VM, a stop/continue loop): it runs for `runMs`, is stopped
+   * for `stopMs`, and again, for `durationMs`. Its timers fire late and once per stall.
+   */
+  /**
+   * Every link to and from one member gets `delayMs` slower (a congested or lossy path that TCP
+   * retransmits over): messages and frames arrive late, but in order and not lost.
+   */
+  | {
+      readonly kind: 'slowLinks';
+      readonly at: number;
+      readonly target: 'leader' | 'random';
+      readonly durationMs: number;
+      readonly delayMs: number;
+    }
+  | {
+      readonly kind: 'starve';
+      readonly at: number;
+      readonly target: 'leader' | 'random';
+      readonly durationMs: number;
+      readonly starve: Starvation;
+    };
+
+export interface Starvation {
+  readonly stopMs: number;
+  readonly runMs: number;
+}
+
+/**
+ * How the members' clocks run against true time: all at one rate; each within the bound tenure's
+ * lease guarantees are stated for (CLOCK_RATE_ERROR_MAX); or anywhere in [0.5, 1.5), where only the
+ * guarantees that need no clock (Raft's, linearizability) are checked.
+ */
+export type DriftClass = 'none' | 'bounded' | 'wild';
 
 export interface SimConfig {
   readonly nodes: 3 | 5;
@@ -77,6 +116,19 @@ export interface SimConfig {
   readonly links: LinkFaults;
   /** Per node (by join order): the rate of its clock relative to true time. */
   readonly clockRates: readonly number[];
+  readonly driftClass: DriftClass;
+  /** Clients that hold leases (and let them expire or revoke them). */
+  readonly leaseClients: number;
+  /** Clients of the Lock service, on `locks` lock names. */
+  readonly lockClients: number;
+  /** Candidates of the Election service, on `locks` election names. */
+  readonly electionClients: number;
+  readonly locks: number;
+  /** Clients watching the register keys. */
+  readonly watchers: number;
+  /** Mean extra one-way delay between clients and members, in ms (clients far away); 0: none. */
+  readonly clientDelayMeanMs: number;
+  readonly leaseTtlSeconds: number;
   readonly tornWriteProbability: number;
   readonly syncMeanMs: number;
   /** Faults happen in [0, faultPhaseMs); then everything heals. */
@@ -104,6 +156,7 @@ const SHAPES: readonly PartitionShape[] = [
   'bridge',
   'oneWay',
   'flapping',
+  'flappingMember',
   'randomLinks',
 ];
 
@@ -121,28 +174,54 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
     lossProbability: lossy ? p.next() * 0.2 : 0,
     duplicateProbability: swarm(0.4) ? p.next() * 0.05 : 0,
   };
-  const drift = swarm(0.5);
-  const clockRates = Array.from({ length: 12 }, () => (drift ? 0.5 + p.next() : 1));
+  const driftRoll = p.next();
+  const driftClass: DriftClass = driftRoll < 0.35 ? 'none' : driftRoll < 0.75 ? 'bounded' : 'wild';
+  const clockRates = Array.from({ length: 12 }, () =>
+    driftClass === 'none'
+      ? 1
+      : driftClass === 'bounded'
+        ? 1 - CLOCK_RATE_ERROR_MAX + 2 * CLOCK_RATE_ERROR_MAX * p.next()
+        : 0.5 + p.next(),
+  );
   const kinds = {
     partition: swarm(0.6),
     crash: swarm(0.6),
     pause: swarm(0.4),
+    starve: swarm(0.3),
     membership: swarm(0.35),
     transfer: swarm(0.2),
   };
+  const clientDelayMeanMs = p.pick([0, 0, 0, 2, 20, 60]);
   const faults: Fault[] = [];
   // A fifth of the seeds are "leader churn" runs (Jepsen's kill/partition of primaries): many
   // short faults aimed at whoever leads, which is where Figure 8 lives. Another third are
   // "membership churn" runs: a configuration change proposed at elections while links fail and
   // the cluster splits along the configuration frontier, where single-server changes go wrong.
+  // A fifth are "authority" runs: the faults that make a leader wrong about its own authority —
+  // cut off while clients still reach it, and stopped or starved so that its timers lag.
   const profile = p.next();
   const churn = profile < 0.2;
-  const memberChurn = !churn && profile < 0.5;
-  const count = churn ? p.int(15, 40) : memberChurn ? p.int(30, 60) : p.int(2, 12);
+  const memberChurn = !churn && profile < 0.45;
+  const authority = !churn && !memberChurn && profile < 0.65;
+  const count = churn
+    ? p.int(15, 40)
+    : memberChurn
+      ? p.int(30, 60)
+      : authority
+        ? p.int(2, 7)
+        : p.int(2, 12);
   for (let i = 0; i < count; i++) {
     const at = p.int(100, faultPhaseMs - 200);
     if (churn) {
       faults.push(churnFault(p, at, kinds.membership));
+      continue;
+    }
+    if (authority) {
+      // The first is the one that found the lease bug: the leader cut off from its peers, but not
+      // from its clients, and starved or slowed, long enough for a lease to run out elsewhere.
+      faults.push(
+        i === 0 ? deposedLeader(p, Math.min(at, faultPhaseMs / 2)) : authorityFault(p, at),
+      );
       continue;
     }
     if (memberChurn) {
@@ -172,14 +251,23 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       tornWriteProbability: swarm(0.6) ? 0.5 : 0,
       syncMeanMs: p.pick([0.1, 0.5, 2]),
       faultPhaseMs,
-      opTimeoutMs: 1500,
-      attemptTimeoutMs: p.pick([30, 100, 300]),
+      opTimeoutMs: 14 * electionTicks * 10,
+      // A read attempt outlasts a round trip to a far client (10 × the mean way, a rare tail).
+      attemptTimeoutMs: p.pick([30, 100, 300]) + 20 * clientDelayMeanMs,
       sectorBytes: 64,
       // Leader-churn runs replicate in small appends, so entries of an old term can reach a
       // majority before the new leader's own entry does: the setting of Figure 8.
       entriesPerAppendMax: p.pick(churn ? [1, 1, 2, 8] : [1, 2, 8, 64]),
       inflightAppendsMax: p.pick([4, 32, 256]),
       readers: p.int(0, 3),
+      driftClass,
+      leaseClients: authority ? p.int(3, 7) : p.int(1, 5),
+      lockClients: authority ? p.int(2, 5) : p.int(0, 4),
+      electionClients: p.int(0, 3),
+      locks: authority ? 1 : p.int(1, 3),
+      watchers: p.int(0, 3),
+      clientDelayMeanMs,
+      leaseTtlSeconds: p.pick([2, 3]),
     },
     faults,
   };
@@ -198,9 +286,68 @@ function churnFault(p: Prng, at: number, membership: boolean): Fault {
       shape: 'isolateLeader',
       durationMs: p.int(50, 600),
       onElection: p.chance(0.5),
+      ...(p.chance(0.3) ? { starve: starvation(p) } : {}),
     };
   if (r < 0.8) return { kind: 'crash', at, target: 'leader', downMs: p.int(20, 600) };
   return { kind: 'pause', at, target: 'leader', durationMs: p.int(50, 600) };
+}
+
+/** The leader cut off from its peers for longer than a lease, starved or with a slow clock. */
+function deposedLeader(p: Prng, at: number): Fault {
+  const durationMs = p.int(2500, 5000);
+  return p.chance(0.75)
+    ? { kind: 'partition', at, shape: 'isolateLeader', durationMs, starve: starvation(p) }
+    : { kind: 'partition', at, shape: 'isolateLeader', durationMs, slowClockFactor: 0.25 };
+}
+
+/**
+ * A leader that keeps its clients but loses its peers, and whose process is stopped or starved
+ * meanwhile (SIGSTOP, a stop/continue loop, steal time): what found the lease bugs of real
+ * processes. Durations span the lease TTLs (2–3 s), so a deposed leader's answers outlive it.
+ */
+function authorityFault(p: Prng, at: number): Fault {
+  const r = p.next();
+  if (r < 0.3) {
+    const durationMs = p.int(1000, 5000);
+    const how = p.next();
+    if (how < 0.6)
+      return { kind: 'partition', at, shape: 'isolateLeader', durationMs, starve: starvation(p) };
+    if (how < 0.8)
+      return { kind: 'partition', at, shape: 'isolateLeader', durationMs, slowClockFactor: 0.25 };
+    return { kind: 'partition', at, shape: 'isolateLeader', durationMs };
+  }
+  // A member cut off for less than the transport's bound, once or by turns: what it forwarded
+  // arrives late, after its clients were told the outcome is unknown and moved on.
+  if (r < 0.55)
+    return p.chance(0.5)
+      ? { kind: 'partition', at, shape: 'isolateOne', durationMs: p.int(150, 450) }
+      : { kind: 'partition', at, shape: 'flappingMember', durationMs: p.int(1000, 4000) };
+  if (r < 0.65)
+    return {
+      kind: 'slowLinks',
+      at,
+      target: p.chance(0.3) ? 'leader' : 'random',
+      durationMs: p.int(500, 3000),
+      delayMs: p.int(100, 1500),
+    };
+  // A member that answers late: the replies it holds go out when it resumes. Longer than a
+  // lease, a paused leader wakes to find every lease past its deadline on its own clock.
+  if (r < 0.8)
+    return {
+      kind: 'pause',
+      at,
+      target: p.chance(0.5) ? 'leader' : 'random',
+      durationMs: p.chance(0.5) ? p.int(3000, 6000) : p.int(200, 2000),
+    };
+  if (r < 0.92)
+    return {
+      kind: 'starve',
+      at,
+      target: 'leader',
+      durationMs: p.int(300, 3000),
+      starve: starvation(p),
+    };
+  return { kind: 'crash', at, target: 'leader', downMs: p.int(50, 1500) };
 }
 
 function memberChurnFault(p: Prng, at: number): Fault {
@@ -235,7 +382,9 @@ function makeFault(p: Prng, kind: string, at: number): Fault {
       const shape = p.pick(SHAPES);
       const durationMs = p.int(200, 2500);
       if (shape === 'isolateLeader' && p.chance(0.5)) {
-        return { kind: 'partition', at, shape, durationMs, slowClockFactor: 0.25 };
+        return p.chance(0.5)
+          ? { kind: 'partition', at, shape, durationMs, slowClockFactor: 0.25 }
+          : { kind: 'partition', at, shape, durationMs, starve: starvation(p) };
       }
       return { kind: 'partition', at, shape, durationMs };
     }
@@ -243,6 +392,8 @@ function makeFault(p: Prng, kind: string, at: number): Fault {
       return { kind: 'crash', at, target, downMs: p.int(50, 2000) };
     case 'pause':
       return { kind: 'pause', at, target, durationMs: p.int(100, 2500) };
+    case 'starve':
+      return { kind: 'starve', at, target, durationMs: p.int(200, 2500), starve: starvation(p) };
     case 'membership':
       return p.chance(0.5)
         ? { kind: 'addNode', at, onElection: false }
@@ -252,11 +403,16 @@ function makeFault(p: Prng, kind: string, at: number): Fault {
   }
 }
 
+/** Stop/continue cycles of a starved process: stalls longer than its election timeout or not. */
+function starvation(p: Prng): Starvation {
+  return { stopMs: p.pick([30, 100, 300, 300, 1100]), runMs: p.pick([3, 10, 30]) };
+}
+
 /** One line of text per fault, for progress output and regression scripts. */
 export function describeFault(f: Fault): string {
   switch (f.kind) {
     case 'partition':
-      return `${f.at}ms partition ${f.onElection ? 'isolate the next new leader' : f.shape}${f.slowClockFactor ? ` with its clock at ×${f.slowClockFactor}` : ''} for ${f.durationMs}ms`;
+      return `${f.at}ms partition ${f.onElection ? 'isolate the next new leader' : f.shape}${f.slowClockFactor ? ` with its clock at ×${f.slowClockFactor}` : ''}${f.starve ? `, starved (${describeStarvation(f.starve)})` : ''} for ${f.durationMs}ms`;
     case 'crash':
       return `${f.at}ms crash ${f.target} for ${f.downMs}ms`;
     case 'pause':
@@ -267,5 +423,13 @@ export function describeFault(f: Fault): string {
       return `${f.at}ms remove ${f.target}${f.onElection ? ' at the next election' : ''}${f.then ? `, then ${f.then} for ${f.thenMs}ms` : ''}`;
     case 'transferLeader':
       return `${f.at}ms transfer leadership`;
+    case 'starve':
+      return `${f.at}ms starve ${f.target} (${describeStarvation(f.starve)}) for ${f.durationMs}ms`;
+    case 'slowLinks':
+      return `${f.at}ms slow the links of ${f.target} by ${f.delayMs}ms for ${f.durationMs}ms`;
   }
+}
+
+function describeStarvation(s: Starvation): string {
+  return `stopped ${s.stopMs}ms, running ${s.runMs}ms`;
 }

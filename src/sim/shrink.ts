@@ -15,19 +15,19 @@ export interface ShrinkResult {
 /** Replays spent at most on one shrink: each takes well under a second. */
 export const SHRINK_RUNS_MAX = 300;
 
-export function shrink(
+export async function shrink(
   original: Schedule,
   failed: RunResult,
   mutants: Mutants,
   onProgress?: (runs: number, faults: number) => void,
-): ShrinkResult {
+): Promise<ShrinkResult> {
   let best = original;
   let bestResult = failed;
   let runs = 0;
-  const stillFails = (cand: Schedule): RunResult | undefined => {
+  const stillFails = async (cand: Schedule): Promise<RunResult | undefined> => {
     if (runs >= SHRINK_RUNS_MAX) return undefined;
     runs++;
-    const r = runSchedule(cand, { mutants });
+    const r = await runSchedule(cand, { mutants });
     onProgress?.(runs, best.faults.length);
     return !r.ok && r.invariant === failed.invariant ? r : undefined;
   };
@@ -42,7 +42,7 @@ export function shrink(
         ...best.faults.slice(0, start),
         ...best.faults.slice(start + chunk),
       ]);
-      const r = stillFails(cand);
+      const r = await stillFails(cand);
       if (r) {
         best = cand;
         bestResult = r;
@@ -63,22 +63,38 @@ export function shrink(
       const faults = [...best.faults];
       faults[i] = shorter;
       const cand = withFaults(faults);
-      const r = stillFails(cand);
+      const r = await stillFails(cand);
       if (!r) break;
       best = cand;
       bestResult = r;
     }
   }
 
-  // 3. Fewer clients, readers and keys.
-  const minimum = { clients: 1, readers: 0, keys: 1 } as const;
-  for (const field of ['clients', 'readers', 'keys'] as const) {
+  // 3. Fewer clients, readers, lease holders, lock users and keys.
+  const minimum = {
+    clients: 0,
+    readers: 0,
+    leaseClients: 0,
+    lockClients: 0,
+    electionClients: 0,
+    watchers: 0,
+    keys: 1,
+  } as const;
+  for (const field of [
+    'clients',
+    'readers',
+    'leaseClients',
+    'lockClients',
+    'electionClients',
+    'watchers',
+    'keys',
+  ] as const) {
     while (best.config[field] > minimum[field] && runs < SHRINK_RUNS_MAX) {
       const cand: Schedule = {
         ...best,
         config: { ...best.config, [field]: best.config[field] - 1 },
       };
-      const r = stillFails(cand);
+      const r = await stillFails(cand);
       if (!r) break;
       best = cand;
       bestResult = r;
@@ -92,6 +108,8 @@ function halveDuration(f: Fault): Fault | undefined {
     case 'partition':
       return f.durationMs >= 40 ? { ...f, durationMs: Math.floor(f.durationMs / 2) } : undefined;
     case 'pause':
+    case 'starve':
+    case 'slowLinks':
       return f.durationMs >= 40 ? { ...f, durationMs: Math.floor(f.durationMs / 2) } : undefined;
     case 'crash':
       return f.downMs >= 40 ? { ...f, downMs: Math.floor(f.downMs / 2) } : undefined;

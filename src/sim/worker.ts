@@ -23,8 +23,10 @@ if (port) {
       t.seed,
       t.faultPhaseMs !== undefined ? { faultPhaseMs: t.faultPhaseMs } : {},
     );
-    const result = runSchedule(schedule, { mutants: new Set(t.mutants) });
-    const done: SeedDone = { id: t.id, result };
-    port.postMessage(done);
+    // A run never rejects (failures are results); if it did, the worker's error ends the pool.
+    void runSchedule(schedule, { mutants: new Set(t.mutants) }).then((result) => {
+      const done: SeedDone = { id: t.id, result };
+      port.postMessage(done);
+    });
   });
 }

@@ -1,42 +1,62 @@
 // Every register operation of the workload, in every form it goes out in, does to the etcd key
-// space what the checker's model says it does, and comes back as the output the model expects.
+// space what the checker's model says it does, and comes back as the output the model expects:
+// the requests go through the real KV handlers (on an in-memory backend), encoded and decoded with
+// tenure's protos as on the wire.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { logIndex } from '../../src/core/base/units.js';
-import { isEtcdError } from '../../src/core/state/etcd-errors.js';
-import { EtcdMachine } from '../../src/core/state/etcd-machine.js';
 import type { KvInput, KvOutput, KvValue } from '../../src/check/history.js';
 import { kvModel } from '../../src/check/kv-model.js';
+import { kvHandlers } from '../../src/server/api/kv-service.js';
+import { MemoryBackend } from '../../src/server/api/memory-backend.js';
+import { packageDefinition } from '../../src/server/api/protos.js';
 import {
+  firstKv,
   outputOf,
   requestFor,
   revisionOf,
-  utf8,
-  type ClientResult,
+  text,
   type WriteForm,
 } from '../../src/sim/kv-requests.js';
 
+type Method = {
+  requestSerialize(v: object): Buffer;
+  requestDeserialize(b: Buffer): unknown;
+  responseSerialize(v: object): Buffer;
+  responseDeserialize(b: Buffer): unknown;
+};
+
+function method(path: string): Method {
+  for (const def of Object.values(packageDefinition())) {
+    if ('format' in def) continue;
+    for (const m of Object.values(def as Record<string, Method & { path: string }>))
+      if (m.path === path) return m;
+  }
+  throw new Error(path);
+}
+
 class Key {
-  readonly etcd = new EtcdMachine();
-  private index = 0;
+  readonly backend = new MemoryBackend();
+  private readonly handlers = kvHandlers(this.backend).unary;
   /** The mod revision each value was written at, as the workload learns it. */
   readonly revisions = new Map<string, number>();
 
-  run(input: KvInput, form: WriteForm): KvOutput {
+  async run(input: KvInput, form: WriteForm): Promise<KvOutput> {
     const req = requestFor(input, form);
-    let result: ClientResult;
-    if (req.type === 'range') {
-      const response = this.etcd.range({ key: utf8(req.key) });
-      assert.ok(!isEtcdError(response));
-      result = { type: 'range', response };
-    } else {
-      result = { type: 'command', result: this.etcd.apply(logIndex(++this.index), req.data) };
+    const m = method(req.path);
+    const handler = this.handlers[req.path];
+    assert.ok(handler, req.path);
+    const decoded = m.requestDeserialize(m.requestSerialize(req.request));
+    const info = { signal: new AbortController().signal, metadata: new Map<string, string>() };
+    const raw = await handler(decoded, info);
+    const response = m.responseDeserialize(m.responseSerialize(raw)) as Record<string, unknown>;
+    const out = outputOf(input, response);
+    const rev = revisionOf(response);
+    if (input.type === 'get') {
+      const kv = firstKv(response);
+      if (kv) this.revisions.set(text(kv.value), Number(kv.mod_revision));
     }
-    const out = outputOf(input, result);
-    assert.ok(!isEtcdError(out), `etcd refused ${JSON.stringify(input)}`);
-    const rev = revisionOf(result);
     const wrote = input.type === 'put' || (out.type === 'cas' && out.ok);
-    if (wrote && 'value' in input && rev !== undefined) this.revisions.set(input.value, rev);
+    if (wrote && 'value' in input) this.revisions.set(input.value, rev);
     return out;
   }
 }
@@ -51,14 +71,14 @@ const forms: Record<string, (k: Key, expected: KvValue) => WriteForm> = {
 };
 
 for (const [name, form] of Object.entries(forms)) {
-  test(`register operations as etcd requests (${name} form) follow the checker's model`, () => {
+  test(`register operations as etcd requests (${name} form) follow the checker's model`, async () => {
     const model = kvModel();
     const k = new Key();
     let state = model.init();
     let n = 0;
-    const step = (input: KvInput): KvOutput => {
+    const step = async (input: KvInput): Promise<KvOutput> => {
       const expected = input.type === 'cas' ? input.expected : null;
-      const out = k.run(input, form(k, expected));
+      const out = await k.run(input, form(k, expected));
       const next = model.step(state, input, out);
       assert.notEqual(next, undefined, `step ${n}: ${model.describeOperation(input, out)}`);
       state = next as KvValue;
@@ -66,36 +86,37 @@ for (const [name, form] of Object.entries(forms)) {
       return out;
     };
     const key = 'k0';
-    assert.deepEqual(step({ type: 'get', key }), { type: 'get', value: null });
-    assert.deepEqual(step({ type: 'cas', key, expected: 'v0', value: 'v1' }), {
+    assert.deepEqual(await step({ type: 'get', key }), { type: 'get', value: null });
+    assert.deepEqual(await step({ type: 'cas', key, expected: 'v0', value: 'v1' }), {
       type: 'cas',
       ok: false,
     });
-    assert.deepEqual(step({ type: 'cas', key, expected: null, value: 'v2' }), {
+    assert.deepEqual(await step({ type: 'cas', key, expected: null, value: 'v2' }), {
       type: 'cas',
       ok: true,
     });
-    assert.deepEqual(step({ type: 'cas', key, expected: null, value: 'v3' }), {
+    assert.deepEqual(await step({ type: 'cas', key, expected: null, value: 'v3' }), {
       type: 'cas',
       ok: false,
     });
-    assert.deepEqual(step({ type: 'put', key, value: 'v4' }), { type: 'put' });
-    assert.deepEqual(step({ type: 'cas', key, expected: 'v2', value: 'v5' }), {
+    assert.deepEqual(await step({ type: 'put', key, value: 'v4' }), { type: 'put' });
+    assert.deepEqual(await step({ type: 'cas', key, expected: 'v2', value: 'v5' }), {
       type: 'cas',
       ok: false,
     });
-    assert.deepEqual(step({ type: 'cas', key, expected: 'v4', value: 'v6' }), {
+    assert.deepEqual(await step({ type: 'get', key }), { type: 'get', value: 'v4' });
+    assert.deepEqual(await step({ type: 'cas', key, expected: 'v4', value: 'v6' }), {
       type: 'cas',
       ok: true,
     });
-    assert.deepEqual(step({ type: 'get', key }), { type: 'get', value: 'v6' });
-    assert.deepEqual(step({ type: 'delete', key }), { type: 'delete' });
-    assert.deepEqual(step({ type: 'get', key }), { type: 'get', value: null });
-    assert.deepEqual(step({ type: 'cas', key, expected: 'v6', value: 'v7' }), {
+    assert.deepEqual(await step({ type: 'get', key }), { type: 'get', value: 'v6' });
+    assert.deepEqual(await step({ type: 'delete', key }), { type: 'delete' });
+    assert.deepEqual(await step({ type: 'get', key }), { type: 'get', value: null });
+    assert.deepEqual(await step({ type: 'cas', key, expected: 'v6', value: 'v7' }), {
       type: 'cas',
       ok: false,
     });
-    assert.deepEqual(step({ type: 'cas', key, expected: null, value: 'v8' }), {
+    assert.deepEqual(await step({ type: 'cas', key, expected: null, value: 'v8' }), {
       type: 'cas',
       ok: true,
     });

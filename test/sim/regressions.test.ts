@@ -18,9 +18,9 @@ test('there are regression scripts to replay', () => {
 });
 
 for (const f of files) {
-  test(`regression ${f}`, () => {
+  test(`regression ${f}`, async () => {
     const script = JSON.parse(readFileSync(join(dir, f), 'utf8')) as RegressionScript;
-    const r = runSchedule(script.schedule, { mutants: new Set(script.mutants) });
+    const r = await runSchedule(script.schedule, { mutants: new Set(script.mutants) });
     if (script.mutants.length > 0) {
       // A script recorded with a planted bug pins one interleaving of this code; when the core's
       // timing changes on purpose, record a fresh one (bin/tenure sim --seed S --mutants M --record).
@@ -30,7 +30,7 @@ for (const f of files) {
         `${f}: planted ${script.mutants.join(',')} is no longer caught by this schedule; re-record it`,
       );
       assert.equal(r.invariant, script.invariant);
-      const clean = runSchedule(script.schedule);
+      const clean = await runSchedule(script.schedule);
       assert.equal(
         clean.ok,
         true,

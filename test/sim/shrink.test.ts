@@ -5,12 +5,12 @@ import { runSchedule } from '../../src/sim/run.js';
 import { generateSchedule } from '../../src/sim/schedule.js';
 import { shrink } from '../../src/sim/shrink.js';
 
-test('shrinking a caught mutant keeps the invariant and drops faults', () => {
+test('shrinking a caught mutant keeps the invariant and drops faults', async () => {
   const mutants = new Set(['figure8'] as const);
   let seed = 0;
   let failed;
   for (let s = 1; s <= 400 && !failed; s++) {
-    const r = runSchedule(generateSchedule(s), { mutants });
+    const r = await runSchedule(generateSchedule(s), { mutants });
     if (!r.ok) {
       seed = s;
       failed = r;
@@ -18,7 +18,7 @@ test('shrinking a caught mutant keeps the invariant and drops faults', () => {
   }
   assert.ok(failed, 'figure8 mutant was not caught in 400 seeds');
   const original = generateSchedule(seed);
-  const shrunk = shrink(original, failed, mutants);
+  const shrunk = await shrink(original, failed, mutants);
   assert.equal(shrunk.result.ok, false);
   assert.equal(shrunk.result.invariant, failed.invariant);
   assert.ok(
@@ -26,7 +26,7 @@ test('shrinking a caught mutant keeps the invariant and drops faults', () => {
     `no fault was dropped (${original.faults.length})`,
   );
   // The shrunk schedule replays to the same failure.
-  const again = runSchedule(shrunk.schedule, { mutants });
+  const again = await runSchedule(shrunk.schedule, { mutants });
   assert.equal(again.invariant, failed.invariant);
   assert.equal(again.eventHash, shrunk.result.eventHash);
 });

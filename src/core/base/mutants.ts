@@ -14,7 +14,6 @@ export const MUTANTS = {
   applyBeforeCommit: 'apply entries before they are committed',
   commitBeyondMatch: 'advance the commit index past what a majority has matched',
   confChangeBeforeTermCommit: 'accept a config change before a current-term commit (thesis §4.1)',
-  lostDuplicateDetection: 'apply a retried command twice (no client-session dedup, thesis §6.3)',
   repeatUnknownWrite:
     'send a write again after an attempt whose outcome was unknown (applied twice: no dedup, thesis §6.3)',
   tornTailValid: 'accept a torn last WAL record as valid instead of truncating it',

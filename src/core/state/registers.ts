@@ -1,11 +1,8 @@
 // A replicated map of string registers with get/put/append/delete/cas, and client sessions that
 // make retried commands idempotent (Raft thesis §6.3): each client numbers its commands, and a
 // command whose number was already applied returns the recorded result instead of applying again.
-// The simulator now replicates the etcd key space behind SessionMachine (session-machine.ts); this
-// small machine remains for tests that need a replicated state machine without the key space.
+// A small machine for tests that need a replicated state machine without the etcd key space.
 import { fnvNumber, fnvString, FNV_OFFSET } from '../base/hash.js';
-import type { Mutants } from '../base/mutants.js';
-import { NO_MUTANTS } from '../base/mutants.js';
 import type { LogIndex } from '../base/units.js';
 import type { StateMachine } from './machine.js';
 
@@ -81,17 +78,14 @@ export type RegisterApplyResult =
 export class RegisterMachine implements StateMachine<RegisterApplyResult> {
   private values = new Map<string, string>();
   private sessions = new Map<number, Session>();
-  private readonly mutants: Mutants;
 
-  constructor(mutants: Mutants = NO_MUTANTS) {
-    this.mutants = mutants;
-  }
+  constructor() {}
 
   apply(_index: LogIndex, data: Uint8Array): RegisterApplyResult {
     if (data.length === 0) return undefined;
     const cmd = decodeRegisterCommand(data);
     const s = this.sessions.get(cmd.session);
-    if (s && cmd.seq <= s.seq && !this.mutants.has('lostDuplicateDetection')) {
+    if (s && cmd.seq <= s.seq) {
       // A retry of a command we already applied: answer it, do not apply it again. An older
       // sequence number is a retry the client has already given up on; it is dropped too.
       return { session: cmd.session, seq: cmd.seq, result: s.result };

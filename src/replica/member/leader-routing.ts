@@ -41,12 +41,16 @@ export interface LeaderRoutingDeps {
 /** Whether an operation may be sent again after an attempt whose outcome is unknown. */
 export type Repeat = 'safe' | 'never';
 
-/** Messages that clients read as "nothing was done" (see unknownOutcome). */
-const REFUSAL_MESSAGES: ReadonlySet<string> = new Set([
+/**
+ * The messages a member answers a request with only when it did nothing and will do nothing:
+ * clients may read them as definite refusals (see unknownOutcome for every other failure).
+ */
+export const REFUSAL_MESSAGES: ReadonlySet<string> = new Set([
   'etcdserver: no leader',
   'etcdserver: not leader',
   'etcdserver: leader changed',
   'etcdserver: too many requests',
+  'etcdserver: request is too large',
 ]);
 
 /**
