@@ -115,19 +115,12 @@ function helloAddress(payload: Buffer, idEnd: number): PeerAddress | undefined {
   return host !== '' && port > 0 ? { host, port } : undefined;
 }
 
-function clockFrame(nowMs: number): Buffer {
+/** A frame of one number: the clock reading heading a batch, or an acknowledgement. */
+function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number): Buffer {
   const b = Buffer.allocUnsafe(4 + 9);
   b.writeUInt32LE(9, 0);
-  b[4] = CLOCK_FRAME;
-  b.writeDoubleLE(nowMs, 5);
-  return b;
-}
-
-function ackFrame(batches: number): Buffer {
-  const b = Buffer.allocUnsafe(4 + 9);
-  b.writeUInt32LE(9, 0);
-  b[4] = ACK_FRAME;
-  b.writeDoubleLE(batches, 5);
+  b[4] = kind;
+  b.writeDoubleLE(value, 5);
   return b;
 }
 
@@ -267,7 +260,7 @@ class Outbound {
     this.queue = [];
     if (stale > 0) this.onEvent({ type: 'dropped', peer: this.peer, messages: stale });
     if (fresh.length === 0) return;
-    const frames = [clockFrame(now), ...fresh.map((q) => frame(q.bytes))];
+    const frames = [numberFrame(CLOCK_FRAME, now), ...fresh.map((q) => frame(q.bytes))];
     this.socket.write(Buffer.concat(frames));
     this.batchesWritten++;
     this.unacked.push({ writtenAtMs: now, messages: fresh.length });
@@ -403,7 +396,7 @@ export class PeerTransport implements Transport {
       if (ackTimer) return;
       ackTimer = setTimeout(() => {
         ackTimer = undefined;
-        if (!s.destroyed) s.write(ackFrame(batchesRead));
+        if (!s.destroyed) s.write(numberFrame(ACK_FRAME, batchesRead));
       }, PEER_ACK_INTERVAL_MS);
       ackTimer.unref();
     };
