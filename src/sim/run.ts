@@ -7,7 +7,6 @@
 // continuation run before the next event: virtual time stands still while they do, and their
 // order is fixed by the code, so a seed replays exactly.
 import { AssertionError } from '../core/base/assert.js';
-import { CLOCK_RATE_ERROR_MAX } from '../core/base/clock-drift.js';
 import { fnvNumber, FNV_OFFSET } from '../core/base/hash.js';
 import type { Mutants } from '../core/base/mutants.js';
 import { NO_MUTANTS } from '../core/base/mutants.js';
@@ -16,15 +15,10 @@ import { logIndex, nodeId, type NodeId } from '../core/base/units.js';
 import { RaftLog } from '../core/raft/log.js';
 import type { Raft } from '../core/raft/raft.js';
 import { MESSAGE_TYPE_CODES, type ConfState, type Message } from '../core/raft/types.js';
-import { checkKv } from '../check/linearizability.js';
-import { checkLeaseContract, type LeaseLoss } from '../check/lease-contract.js';
-import { checkLockExclusion, type LockHold } from '../check/lock-exclusion.js';
-import { checkWatchDelivery } from '../check/watch-delivery.js';
 import type { Clock, Transport } from '../replica/io.js';
 import { Member } from '../replica/member/member.js';
 import type { InitialMember, MemberLog } from '../replica/member/member-config.js';
-import { decodeEtcdEntry, wellFormedEntry } from '../replica/member/server-machine.js';
-import type { Command } from '../core/state/command.js';
+import { wellFormedEntry } from '../replica/member/server-machine.js';
 import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
 import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
 import { ApiChannel, MemberApi } from './api-channel.js';
@@ -38,12 +32,21 @@ import {
   type LogHolder,
 } from './invariants.js';
 import { KvWorkload } from './kv-workload.js';
-import { LEASE_MARKER_PREFIX, leaseMarkerKey, type LeaseRecord } from './lease-session.js';
+import type { LeaseRecord } from './lease-session.js';
 import { LeaseWorkload } from './lease-workload.js';
-import { LockWorkload, type RecordedHold } from './lock-workload.js';
-import { KV } from './kv-requests.js';
+import { LockWorkload } from './lock-workload.js';
+import {
+  checkDurability,
+  checkLeaseKeys,
+  checkLeases,
+  checkLinearizability,
+  checkLocks,
+  checkWatches,
+  WriteDeadlines,
+} from './run-checks.js';
 import { WatchWorkload } from './watch-workload.js';
 import { deliveryDelays, Partitions } from './network.js';
+import { planPartition } from './partition-shapes.js';
 import { PeerLinks } from './peer-links.js';
 import { type Fault, type PartitionShape, type Schedule, type Starvation } from './schedule.js';
 import type { ClientEnv } from './sim-client.js';
@@ -121,11 +124,7 @@ class Simulation {
   private readonly lockers: LockWorkload;
   private readonly electors: LockWorkload;
   private readonly watchers: WatchWorkload;
-  /**
-   * Per written value: the true time at which the member that took the write from its client
-   * gives up on it. No leader may start the write later (checked when clocks keep the bound).
-   */
-  private readonly writeDeadlines = new Map<string, { node: NodeId; atMs: number }>();
+  private readonly writeDeadlines: WriteDeadlines;
   private hash = FNV_OFFSET;
   private events = 0;
   private nextId: number;
@@ -187,9 +186,13 @@ class Simulation {
         if (!n || n.epoch !== epoch || !n.running) lost();
         else n.run(SOURCE_CLIENT, fn, lost);
       },
-      onDeliver: (id, path, request) => this.noteWrite(id, path, request),
+      onDeliver: (id, path, request) => {
+        const n = this.nodes.get(id);
+        if (n) this.writeDeadlines.note(n, path, request, this.q.now);
+      },
     });
     this.reference = new EventReference(() => this.q.now);
+    this.writeDeadlines = new WriteDeadlines(REQUEST_TIMEOUT_ELECTIONS * this.electionMs());
     const electionMs = this.electionMs();
     const stopAtMs = this.cfg.faultPhaseMs + 1000;
     const env: ClientEnv = {
@@ -363,7 +366,11 @@ class Simulation {
           log: this.memberLog(node),
           observer: {
             onStart: (id, raft) => this.guard(() => this.inv.onStart(id, raft)),
-            onPropose: (id, _index, data) => this.guard(() => this.checkProposal(id, data)),
+            onPropose: (id, _index, data) =>
+              this.guard(() => {
+                if (this.clocksWithinBound())
+                  this.writeDeadlines.checkProposal(id, data, this.q.now);
+              }),
             onApply: (id, e) =>
               this.guard(() => {
                 this.inv.onApply(id, e);
@@ -695,124 +702,70 @@ class Simulation {
     starve: Starvation | undefined,
   ): void {
     const ids = [...this.nodes.values()].filter((n) => n.running).map((n) => n.id);
-    const p = this.nemesisPrng;
-    const shuffled = ids
-      .map((x) => ({ x, k: p.next() }))
-      .sort((a, b) => a.k - b.k)
-      .map((o) => o.x);
-    const cut = (a: NodeId, b: NodeId): void => this.partitions.blockBoth(a, b);
-    switch (shape) {
-      case 'isolateOne':
-      case 'isolateLeader': {
-        const victim = shape === 'isolateLeader' ? (this.leader()?.id ?? shuffled[0]) : shuffled[0];
-        if (victim === undefined) return;
-        for (const o of ids) if (o !== victim) cut(victim, o);
-        const v = this.nodes.get(victim);
-        if (v && slowClockFactor !== undefined) {
-          // A cut-off node whose clock also runs slow (steal time, a starved VM) believes in its
-          // leadership longest: its CheckQuorum timeout is the last to fire.
-          const normal = v.clockRate;
-          v.setClockRate(this.q.now, normal * slowClockFactor);
-          this.q.after(durationMs, 6, () => v.setClockRate(this.q.now, normal));
-        }
-        if (v && starve) this.starve(v, durationMs, starve);
-        break;
-      }
-      case 'majorityMinority': {
-        const k = Math.floor(ids.length / 2);
-        const minority = shuffled.slice(0, k);
-        const majority = shuffled.slice(k);
-        for (const a of minority) for (const b of majority) cut(a, b);
-        break;
-      }
-      case 'majoritiesRing': {
-        // Each node reaches only its ring neighbours: everyone sees a majority of 3 (of 5), no two
-        // the same majority (Jepsen's majorities-ring).
-        const n = shuffled.length;
-        for (let i = 0; i < n; i++) {
-          for (let j = i + 1; j < n; j++) {
-            const d = Math.min(j - i, n - (j - i));
-            if (d > 1) cut(shuffled[i] as NodeId, shuffled[j] as NodeId);
-          }
-        }
-        break;
-      }
-      case 'bridge': {
-        // Two halves that only the bridge node (shuffled[0]) connects.
-        const rest = shuffled.slice(1);
-        const half = Math.ceil(rest.length / 2);
-        for (const a of rest.slice(0, half)) for (const b of rest.slice(half)) cut(a, b);
-        break;
-      }
-      case 'oneWay': {
-        // The victim can send but not receive (or the reverse): an asymmetric cut.
-        const victim = shuffled[0];
-        if (victim === undefined) return;
-        const inbound = p.chance(0.5);
-        for (const o of ids) {
-          if (o === victim) continue;
-          if (inbound) this.partitions.block(o, victim);
-          else this.partitions.block(victim, o);
-        }
-        break;
-      }
-      case 'configSplit': {
-        // Split along the replication frontier of configuration changes: nodes still on the
-        // leader's last committed configuration on one side, nodes holding a pending change on
-        // the other.
-        const raft = this.leader()?.member?.replica.raft;
-        if (!raft) return;
-        const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
-        const committed = key(raft.confAtIndex(raft.log.committed));
-        const behind = ids.filter((id) => {
-          const r = this.nodes.get(id)?.member?.replica.raft;
-          return r === undefined || key(r.conf()) === committed;
-        });
-        const ahead = ids.filter((id) => !behind.includes(id));
-        for (const a of ahead) for (const b of behind) cut(a, b);
-        break;
-      }
-      case 'randomLinks': {
-        // Each directed link fails on its own (VOPR's uniform partition, asymmetric).
-        for (const a of ids)
-          for (const b of ids) if (a !== b && p.chance(0.3)) this.partitions.block(a, b);
-        break;
-      }
-      case 'flapping':
-      case 'flappingMember': {
-        // One link, or every link of one member (a flaky NIC), cut and restored by turns.
-        const [a, b] = shuffled;
-        if (a === undefined || b === undefined) return;
-        const links: [NodeId, NodeId][] =
-          shape === 'flapping' ? [[a, b]] : ids.filter((o) => o !== a).map((o) => [a, o]);
-        const period = shape === 'flapping' ? p.int(20, 300) : p.int(150, 450);
-        let on = false;
-        let stopped = false;
-        const restore = (): void => {
-          for (const [x, y] of links) {
-            this.partitions.unblock(x, y);
-            this.partitions.unblock(y, x);
-          }
-        };
-        const flip = (): void => {
-          if (stopped) return;
-          on = !on;
-          if (on) for (const [x, y] of links) cut(x, y);
-          else restore();
-          this.q.after(period, 8, flip);
-        };
-        flip();
-        this.stopStarving.push(() => {
-          stopped = true;
-        });
-        this.q.after(durationMs, 6, () => {
-          stopped = true;
-          restore();
-        });
-        return;
-      }
+    const plan = planPartition(
+      shape,
+      {
+        ids,
+        leader: this.leader()?.id,
+        aheadOfCommittedConf: () => this.aheadOfCommittedConf(ids),
+      },
+      this.nemesisPrng,
+    );
+    if (plan.kind === 'none') return;
+    if (plan.kind === 'flap') {
+      this.flap(plan.links, plan.periodMs, durationMs);
+      return;
     }
+    for (const [a, b] of plan.links) this.partitions.block(a, b);
+    const v = plan.victim === undefined ? undefined : this.nodes.get(plan.victim);
+    if (v && slowClockFactor !== undefined) {
+      // A cut-off node whose clock also runs slow (steal time, a starved VM) believes in its
+      // leadership longest: its CheckQuorum timeout is the last to fire.
+      const normal = v.clockRate;
+      v.setClockRate(this.q.now, normal * slowClockFactor);
+      this.q.after(durationMs, 6, () => v.setClockRate(this.q.now, normal));
+    }
+    if (v && starve) this.starve(v, durationMs, starve);
     this.q.after(durationMs, 6, () => this.partitions.heal());
+  }
+
+  /** Of `ids`, the members whose configuration the leader has not committed yet. */
+  private aheadOfCommittedConf(ids: readonly NodeId[]): NodeId[] | undefined {
+    const raft = this.leader()?.member?.replica.raft;
+    if (!raft) return undefined;
+    const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
+    const committed = key(raft.confAtIndex(raft.log.committed));
+    return ids.filter((id) => {
+      const r = this.nodes.get(id)?.member?.replica.raft;
+      return r !== undefined && key(r.conf()) !== committed;
+    });
+  }
+
+  /** Cut `links` (both ways) and restore them by turns every `periodMs`, for `durationMs`. */
+  private flap(links: readonly [NodeId, NodeId][], periodMs: number, durationMs: number): void {
+    let on = false;
+    let stopped = false;
+    const restore = (): void => {
+      for (const [x, y] of links) {
+        this.partitions.unblock(x, y);
+        this.partitions.unblock(y, x);
+      }
+    };
+    const flip = (): void => {
+      if (stopped) return;
+      on = !on;
+      if (on) for (const [x, y] of links) this.partitions.blockBoth(x, y);
+      else restore();
+      this.q.after(periodMs, 8, flip);
+    };
+    flip();
+    this.stopStarving.push(() => {
+      stopped = true;
+    });
+    this.q.after(durationMs, 6, () => {
+      stopped = true;
+      restore();
+    });
   }
 
   private heal(): void {
@@ -954,13 +907,14 @@ class Simulation {
         }
       };
       check(() => this.checkConvergence());
-      check(() => this.checkDurability());
-      check(() => this.checkLinearizability());
-      check(() => this.checkLeaseKeys());
-      check(() => this.checkWatches());
+      check(() => checkDurability(this.kv, this.reference));
+      check(() => checkLinearizability(this.kv.history));
+      check(() => checkLeaseKeys(this.leader()?.member?.machine));
+      check(() => checkWatches(this.watchers.history(), this.reference));
       if (this.clocksWithinBound()) {
-        check(() => (renewalsChecked = this.checkLeases()));
-        check(() => (holdsChecked = this.checkLocks()));
+        check(() => (renewalsChecked = checkLeases(this.reference, this.leaseRecord)));
+        const holds = [...this.lockers.holds, ...this.electors.holds];
+        check(() => (holdsChecked = checkLocks(holds, this.reference, this.leaseRecord)));
       }
       const first = failed[0];
       if (first) {
@@ -990,76 +944,6 @@ class Simulation {
     };
   }
 
-  /** A write reached member `node` from its client: note when that member gives up on it. */
-  private noteWrite(node: NodeId, path: string, request: unknown): void {
-    const n = this.nodes.get(node);
-    if (!n) return;
-    const values = writtenValues(path, request);
-    if (values.length === 0) return;
-    const timeoutMs = REQUEST_TIMEOUT_ELECTIONS * this.electionMs();
-    const atMs = n.trueTimeOf(n.localNow(this.q.now) + timeoutMs);
-    for (const v of values) {
-      const prev = this.writeDeadlines.get(v);
-      if (prev === undefined || atMs < prev.atMs) this.writeDeadlines.set(v, { node, atMs });
-    }
-  }
-
-  /** A leader started a proposal: never a write its asker had given up on. */
-  private checkProposal(leader: NodeId, data: Uint8Array): void {
-    if (!this.clocksWithinBound()) return;
-    const cmd = decodeEtcdEntry(data);
-    if (cmd === null) return;
-    for (const v of commandValues(cmd)) {
-      const d = this.writeDeadlines.get(v);
-      if (d !== undefined && this.q.now > d.atMs)
-        throw new InvariantViolation(
-          'forward-deadline',
-          `member ${leader} proposed the write of ${v} at ${this.q.now.toFixed(1)}, after member ${d.node}, which took it from its client, gave up on it at ${d.atMs.toFixed(1)}`,
-        );
-    }
-  }
-
-  /** No key outlives its lease: a revoke deletes every key attached to the lease. */
-  private checkLeaseKeys(): void {
-    const m = this.leader()?.member?.machine;
-    if (!m) return;
-    const all = m.range({ key: new Uint8Array([0]), rangeEnd: new Uint8Array([0]) });
-    if (!('kvs' in all)) return;
-    for (const kv of all.kvs) {
-      if (kv.lease !== 0n && m.leaseInfo(kv.lease) === undefined)
-        throw new InvariantViolation(
-          'lease-keys',
-          `key ${new TextDecoder().decode(kv.key)} is still attached to lease ${kv.lease}, which is gone`,
-        );
-    }
-  }
-
-  private checkWatches(): void {
-    const reference = this.reference.events().map((e) => ({
-      revision: e.revision,
-      key: e.key,
-      type: e.type,
-    }));
-    const r = checkWatchDelivery(this.watchers.history(), reference);
-    if (!r.ok) {
-      const v = r.violations[0];
-      throw new InvariantViolation(
-        'watch-delivery',
-        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
-      );
-    }
-  }
-
-  private checkLinearizability(): void {
-    const lin = checkKv(this.kv.history, { timeoutMs: 20_000 });
-    if (lin.verdict === 'illegal') {
-      throw new InvariantViolation(
-        'linearizability',
-        `history of ${this.kv.history.length} ops is not linearizable${lin.illegalKey !== undefined ? ` (key ${lin.illegalKey})` : ''}${lin.detail ? `: ${lin.detail}` : ''}`,
-      );
-    }
-  }
-
   private get idle(): boolean {
     return (
       this.kv.idle &&
@@ -1073,90 +957,6 @@ class Simulation {
   /** The lease guarantees are stated for clocks that run at most CLOCK_RATE_ERROR_MAX fast. */
   private clocksWithinBound(): boolean {
     return this.cfg.driftClass !== 'wild';
-  }
-
-  /** Every acknowledged write is in the committed history; no definitely failed one is. */
-  private checkDurability(): void {
-    for (const v of this.kv.acked) {
-      if (!this.reference.putValues.has(v))
-        throw new InvariantViolation('durability', `acknowledged write of ${v} was never applied`);
-    }
-    for (const [v, why] of this.kv.refused) {
-      if (this.reference.putValues.has(v))
-        throw new InvariantViolation(
-          'definite-failure',
-          `the write of ${v} was answered '${why}' (nothing done) but took effect`,
-        );
-    }
-  }
-
-  private checkLeases(): number {
-    const losses: LeaseLoss[] = this.reference.deletions(LEASE_MARKER_PREFIX).map((d) => ({
-      lease: d.key.slice(LEASE_MARKER_PREFIX.length),
-      atMs: d.atMs,
-      evidence: `its marker key deleted at revision ${d.revision}`,
-    }));
-    const r = checkLeaseContract(
-      { renewals: this.leaseRecord.renewals, losses, revocations: this.leaseRecord.revocations },
-      { driftRatio: CLOCK_RATE_ERROR_MAX },
-    );
-    if (!r.ok) {
-      const v = r.violations[0];
-      throw new InvariantViolation(
-        'lease-contract',
-        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
-      );
-    }
-    return r.renewalsChecked;
-  }
-
-  private checkLocks(): number {
-    const recorded = [...this.lockers.holds, ...this.electors.holds];
-    const holds: LockHold[] = recorded.map((h) => ({
-      lock: h.lock,
-      client: h.client,
-      lease: h.lease,
-      token: h.rev ?? this.reference.createRevisionAt(h.key, h.revision),
-      requestedMs: h.requestedMs,
-      acquiredMs: h.acquiredMs,
-      releasedMs: h.releasedMs,
-      effects: h.effects,
-    }));
-    const r = checkLockExclusion(holds, this.leaseRecord.renewals, {
-      driftRatio: CLOCK_RATE_ERROR_MAX,
-    });
-    if (!r.ok) {
-      const v = r.violations[0];
-      throw new InvariantViolation(
-        'lock-exclusion',
-        `${r.violations.length} violations; first: ${v?.message ?? ''}`,
-      );
-    }
-    holds.forEach((h, i) => this.checkHeldKey(h, (recorded[i] as RecordedHold).key));
-    return holds.length;
-  }
-
-  /**
-   * While a client holds, its key goes only with its lease (a revoke, which deletes the lease's
-   * marker key in the same revision) or after it let go (its Unlock or Resign). Anything else —
-   * a late Unlock of an earlier hold with the same key name — took the lock from a live holder,
-   * whether or not another client was waiting to notice.
-   */
-  private checkHeldKey(h: LockHold, key: string): void {
-    if (h.token <= 0) return;
-    const deletion = this.reference
-      .deletions(key)
-      .find((d) => d.key === key && d.revision > h.token);
-    if (deletion === undefined || deletion.atMs >= h.releasedMs) return;
-    const marker = leaseMarkerKey(h.lease);
-    const revoked = this.reference
-      .deletions(marker)
-      .some((d) => d.key === marker && d.revision === deletion.revision);
-    if (revoked) return;
-    throw new InvariantViolation(
-      'lock-exclusion',
-      `the key ${key} of client ${h.client} (token ${h.token}) was deleted at revision ${deletion.revision} (${deletion.atMs.toFixed(1)}) while it held it (until ${h.releasedMs.toFixed(1)}), by neither its release nor its lease's end`,
-    );
   }
 
   /**
@@ -1249,34 +1049,4 @@ function msgTag(m: Message): number {
   return (
     100 + MESSAGE_TYPE_CODES[m.type] * 1_000_000 + m.from * 10_000 + m.to * 100 + (m.term % 100)
   );
-}
-
-const textOf = new TextDecoder();
-
-/** The values a KV write request puts (the workload's values are unique per write). */
-function writtenValues(path: string, request: unknown): string[] {
-  const r = request as Record<string, unknown>;
-  const value = (x: unknown): string[] => (x instanceof Uint8Array ? [textOf.decode(x)] : []);
-  if (path === KV.put) return value(r['value']);
-  if (path !== KV.txn) return [];
-  const out: string[] = [];
-  for (const branch of ['success', 'failure'] as const) {
-    const ops = r[branch];
-    if (!Array.isArray(ops)) continue;
-    for (const op of ops as Record<string, unknown>[]) {
-      const put = op['request_put'] as Record<string, unknown> | undefined;
-      if (put) out.push(...value(put['value']));
-    }
-  }
-  return out;
-}
-
-/** The values a command puts. */
-function commandValues(cmd: Command): string[] {
-  if (cmd.type === 'put') return [textOf.decode(cmd.request.value)];
-  if (cmd.type !== 'txn') return [];
-  const out: string[] = [];
-  for (const op of [...cmd.request.success, ...cmd.request.failure])
-    if (op.type === 'put') out.push(textOf.decode(op.request.value));
-  return out;
 }
