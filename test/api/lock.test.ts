@@ -6,6 +6,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
+import type { Mutants } from '../../src/core/base/mutants.js';
+import type { Command } from '../../src/core/state/command.js';
+import type { EtcdResult } from '../../src/core/state/etcd-machine.js';
 import type { KeyValue, LeaseId } from '../../src/core/state/kv-types.js';
 import type { ProtoHeader } from '../../src/server/api/convert.js';
 import { statusOf } from '../../src/server/api/convert.js';
@@ -41,6 +44,24 @@ class TestBackend extends MemoryBackend {
   override readBarrier(signal?: AbortSignal): Promise<void> {
     this.reads++;
     return super.readBarrier(signal);
+  }
+
+  /** When set, the next proposal waits until `release()`: a frame held in a cut peer link. */
+  holdNext = false;
+  private held: (() => void) | undefined;
+
+  override propose(cmd: Command, signal?: AbortSignal): Promise<EtcdResult> {
+    if (!this.holdNext) return super.propose(cmd, signal);
+    this.holdNext = false;
+    return new Promise<void>((resolve) => (this.held = resolve)).then(() =>
+      super.propose(cmd, signal),
+    );
+  }
+
+  release(): void {
+    assert.ok(this.held, 'no proposal is held');
+    this.held();
+    this.held = undefined;
   }
 
   async grant(ttlSeconds: number): Promise<LeaseId> {
@@ -85,8 +106,8 @@ function callInfo(signal: AbortSignal = new AbortController().signal) {
   return { signal, metadata: new Map<string, string>() };
 }
 
-function service(backend: TestBackend) {
-  const h = lockHandlers(backend).unary;
+function service(backend: TestBackend, mutants?: Mutants) {
+  const h = lockHandlers(backend, mutants).unary;
   const lockFn = h['/v3lockpb.Lock/Lock'];
   const unlockFn = h['/v3lockpb.Lock/Unlock'];
   assert.ok(lockFn && unlockFn);
@@ -168,7 +189,8 @@ test('a release wakes only the next waiter (no thundering herd)', async () => {
     calls.map((c) => c.done),
     calls.map((_, i) => i <= 1),
   );
-  assert.equal(b.reads - before, 1, 'only the woken waiter reads again');
+  // One read barrier is the Unlock's own (it fences the delete); the other is the woken waiter's.
+  assert.equal(b.reads - before, 2, 'only the woken waiter reads again');
 
   // Deleting a waiter's key in the middle wakes that waiter (its session is gone) and its
   // successor, which then queues behind the removed waiter's predecessor; nobody else.
@@ -176,7 +198,7 @@ test('a release wakes only the next waiter (no thundering herd)', async () => {
   const beforeMiddle = b.reads;
   await unlock(middle);
   await b.settle();
-  assert.equal(b.reads - beforeMiddle, 2);
+  assert.equal(b.reads - beforeMiddle, 1 + 2);
   assert.deepEqual(
     calls.map((c, i) => (c.done ? i : -1)).filter((i) => i >= 0),
     [0, 1, 10],
@@ -342,3 +364,34 @@ test('Unlock is a plain delete of the key, even of a key that is not held', asyn
   const r = await unlock(enc.encode('nothing/1'));
   assert.equal(r.header.revision, String(rev));
 });
+
+for (const unfenced of [false, true]) {
+  const what = unfenced
+    ? 'with the unlockUnfenced mutant (a plain delete, as before the fix) it does'
+    : 'it does not';
+  test(`a late Unlock and the holder's next key under the same lease: ${what} delete it`, async () => {
+    const b = new TestBackend();
+    const { lock, unlock } = service(b, unfenced ? new Set(['unlockUnfenced']) : undefined);
+    const lease = await b.grant(60);
+    const first = await lock('late', lease);
+    // The Unlock is taken in, and its proposal waits (in a cut peer link, say) ...
+    b.holdNext = true;
+    const late = track(unlock(first.key));
+    await b.settle();
+    assert.equal(late.done, false);
+    // ... while its client, told nothing definite, unlocks elsewhere and locks again with the
+    // same lease, hence the same key name.
+    await b.propose({ type: 'deleteRange', request: { key: first.key } });
+    const again = await lock('late', lease);
+    assert.deepEqual(again.key, first.key);
+    b.release();
+    await b.settle();
+    assert.ok(late.done && late.error === undefined, String(late.error));
+    const kept = b.get(again.key);
+    if (unfenced) {
+      assert.equal(kept, undefined, 'the plain delete removes the newer holder key');
+    } else {
+      assert.equal(kept?.createRevision, Number(again.header.revision));
+    }
+  });
+}
