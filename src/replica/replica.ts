@@ -76,7 +76,10 @@ export interface ReplicaObserver {
   onStart?(id: NodeId, raft: Raft): void;
   /** The leader appended a proposal to its log at `index`. */
   onPropose?(id: NodeId, index: LogIndex, data: Uint8Array): void;
+  /** Entry `e` is about to be applied. */
   onApply?(id: NodeId, e: Entry): void;
+  /** Entry `e` was applied: the state machine holds it, and no later entry yet. */
+  onApplied?(id: NodeId, e: Entry): void;
   onSoftState?(id: NodeId, s: SoftState): void;
   onPersistedHardState?(id: NodeId, hs: HardState): void;
   onRestoreSnapshot?(id: NodeId, s: Snapshot): void;
@@ -455,6 +458,7 @@ export class Replica<R> {
   private applyEntry(e: Entry): void {
     this.observer.onApply?.(this.id, e);
     const result = e.type === 'normal' ? this.sm.apply(e.index, e.data) : undefined;
+    this.observer.onApplied?.(this.id, e);
     const p = this.proposals.get(e.index);
     if (!p) return;
     this.proposals.delete(e.index);

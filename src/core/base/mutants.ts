@@ -25,6 +25,8 @@ export const MUTANTS = {
   forwardIgnoresDeadline:
     'the leader starts a forwarded request after the asker has given up on it',
   unlockUnfenced: 'Unlock deletes the key whatever revision created it (etcd #22082)',
+  unlockFenceAfterBarrier:
+    'Unlock fences its delete at the revision seen after a read barrier, not on arrival (the first fix)',
   watchResumeLate: 'a watch created at start_revision r delivers from r + 1',
   revokeMissesKey: 'a lease revoke leaves one of its attached keys behind',
   readBeforeApplied:

@@ -75,6 +75,15 @@ export const ERR_WATCH_CANCELED = err('Canceled', 'etcdserver: watch canceled');
 export const ERR_ELECTION_NO_LEADER = err('Unknown', 'election: no leader');
 export const ERR_ELECTION_NOT_LEADER = err('Unknown', 'election: not leader');
 export const ERR_SESSION_EXPIRED = err('Unknown', 'mutex: session is expired');
+/**
+ * tenure's, not etcd's: an Unlock found the key created after the request reached the member, so
+ * it may be a newer holder's (or the member had not yet heard of the caller's grant). Nothing was
+ * deleted; sending the Unlock again is safe.
+ */
+export const ERR_UNLOCK_KEY_NEWER = err(
+  'Unavailable',
+  'mutex: lock key was created after this unlock arrived; nothing deleted, retry',
+);
 
 /** Watch cancel reasons (sent in a WatchResponse, not as a gRPC status). */
 export const WATCH_CANCEL_COMPACTED = ERR_COMPACTED.message;

@@ -63,6 +63,12 @@ export interface KvBackend {
    * Raft thesis §6.4). Serializable reads skip this.
    */
   readBarrier(signal?: AbortSignal): Promise<void>;
+  /**
+   * The revision of everything this node knew to be committed when called, once applied here: a
+   * key created at or before it was created before the call. Local, with no round trip, so it
+   * may miss a commit this node has not heard of yet; a linearizable point is `readBarrier`.
+   */
+  knownCommittedRevision(signal?: AbortSignal): Promise<number>;
   /** The applied state: range queries, watch hubs, revision. Read-only for the API layer. */
   readonly machine: EtcdMachine;
   /** Answered by the leader, whose monotonic clock holds the lease deadlines. */

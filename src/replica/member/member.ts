@@ -174,8 +174,9 @@ export class Member implements KvBackend {
           outer.onSoftState?.(id, s);
           this.clock.after(0, () => this.onSoftState());
         },
-        onApply: (id, e) => {
-          outer.onApply?.(id, e);
+        onApply: (id, e) => outer.onApply?.(id, e),
+        onApplied: (id, e) => {
+          outer.onApplied?.(id, e);
           this.waiters.onApplied(e.index);
         },
         onPersistedHardState: (id, hs) => outer.onPersistedHardState?.(id, hs),
@@ -259,6 +260,26 @@ export class Member implements KvBackend {
       if (o.reason === 'busy') throw new RequestError(ERR_TOO_MANY_REQUESTS);
       // notLeader: the leader changed before it confirmed; try again with the next one.
     }
+  }
+
+  async knownCommittedRevision(signal?: AbortSignal): Promise<number> {
+    this.checkLive(signal);
+    const log = this.replica.raft.log;
+    // Whatever is applied was committed before now.
+    if (log.applied >= log.committed) return this.machine.revision;
+    const committed = log.committed;
+    const before = this.machine.revision;
+    let revision = before;
+    await this.waiters.untilApplied(
+      log.applied,
+      committed,
+      this.clock.nowMs() + this.cfg.requestTimeoutMs,
+      signal,
+      // Read in the step that applied the entry, before anything committed later; a snapshot
+      // that jumped past it may hold later entries, so then only what was applied before counts.
+      (applied) => (revision = applied === committed ? this.machine.revision : before),
+    );
+    return revision;
   }
 
   async leaseTimeToLive(

@@ -9,6 +9,8 @@ import { RequestError } from './request-error.js';
 
 interface AppliedWaiter {
   readonly index: number;
+  /** Runs in the apply step that reached `index`, with the index applied then. */
+  readonly reached: ((appliedIndex: number) => void) | undefined;
   readonly resolve: () => void;
 }
 
@@ -30,7 +32,10 @@ export class Waiters {
     }
     if (ready === undefined) return;
     this.applied.length = keep;
-    for (const w of ready) w.resolve();
+    for (const w of ready) {
+      w.reached?.(index);
+      w.resolve();
+    }
   }
 
   /** The member learned of a leader (or lost it): wake whoever waits for one. */
@@ -49,17 +54,22 @@ export class Waiters {
     this.onLeaderChange();
   }
 
-  /** Resolve once entry `index` is applied here (`appliedNow` is the applied index now). */
+  /**
+   * Resolve once entry `index` is applied here (`appliedNow` is the applied index now).
+   * `reached`, if given, runs in the same step as the apply that reached it, before any later
+   * entry, with the index applied then (beyond `index` only when a snapshot jumped past it).
+   */
   untilApplied(
     appliedNow: number,
     index: number,
     deadlineMs: number,
     signal: AbortSignal | undefined,
+    reached?: (appliedIndex: number) => void,
   ): Promise<void> {
     if (appliedNow >= index) return Promise.resolve();
     return this.waitFor(
       (wake) => {
-        const w = { index, resolve: wake };
+        const w: AppliedWaiter = { index, reached, resolve: wake };
         this.applied.push(w);
         return () => {
           this.applied = this.applied.filter((x) => x !== w);

@@ -5,7 +5,7 @@
 //
 // A lock is only as safe as its fencing: callers must guard their writes with the key's create
 // revision (reference b.13, "Fencing as recommended by etcd"; Jepsen etcd 3.4.3 in b.14).
-import { ERR_SESSION_EXPIRED } from '../../core/state/etcd-errors.js';
+import { ERR_SESSION_EXPIRED, ERR_UNLOCK_KEY_NEWER } from '../../core/state/etcd-errors.js';
 import type { LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
 import { EMPTY_BYTES } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
@@ -71,28 +71,40 @@ export async function lockMutex(
 }
 
 /**
- * Unlock deletes the key only if it was created no later than what this member had applied when
- * the Unlock arrived (after a read barrier, so that includes the key the caller was granted). In
- * etcd it is a plain `Delete(key)` (v3lock/lock.go), so an Unlock that is delivered late — it
- * waited in a partitioned peer link, its client meanwhile unlocked through another member and
- * locked again with the same lease, hence the same key name — deletes the newer holder's key and
- * lets the next waiter in while that holder's lease is alive (etcd #22082). A key created after
- * the Unlock arrived is never the one the caller meant.
+ * Unlock deletes the key only if it was created before the Unlock reached this member: at or
+ * before the revision of everything this member knew to be committed then. In etcd it is a plain
+ * `Delete(key)` (v3lock/lock.go), so an Unlock that is delivered late — it waited in a
+ * partitioned peer link, its client meanwhile unlocked through another member and locked again
+ * with the same lease, hence the same key name — deletes the newer holder's key and lets the next
+ * waiter in while that holder's lease is alive (etcd #22082). The fence is taken on arrival, not
+ * after a read barrier: a barrier that completes after the partition heals would already include
+ * the newer key. A key created later is never the one the caller meant, unless this member had
+ * not yet heard that the caller's own grant was committed; either way nothing is deleted and the
+ * caller is told to retry (ERR_UNLOCK_KEY_NEWER), which then finds the grant known. What the fence
+ * cannot see is the request's own trip from its client to this member: an Unlock that reaches the
+ * member after its client gave up on it is judged as if sent on arrival.
  */
 export async function unlockMutex(
   backend: KvBackend,
   key: Uint8Array,
   signal: AbortSignal,
-  unfenced = false,
+  mutants: Mutants = NO_MUTANTS,
 ): Promise<ResponseHeader> {
-  if (unfenced) return (await proposeDelete(backend, key, signal)).header;
-  await backend.readBarrier(signal);
-  const seen = backend.machine.revision;
+  // The planted bug: etcd's plain delete.
+  if (mutants.has('unlockUnfenced')) return (await proposeDelete(backend, key, signal)).header;
+  let known: number;
+  if (mutants.has('unlockFenceAfterBarrier')) {
+    // The planted bug (the first fix): the fence is whatever the barrier lets this member see.
+    await backend.readBarrier(signal);
+    known = backend.machine.revision;
+  } else known = await backend.knownCommittedRevision(signal);
+  // A missing key's create revision compares as 0: unlocking it succeeds and deletes nothing.
   const txn = await proposeTxn(
     backend,
-    { compare: [createdAtOrBefore(key, seen)], success: [deleteOp(key)], failure: [] },
+    { compare: [createdAtOrBefore(key, known)], success: [deleteOp(key)], failure: [] },
     signal,
   );
+  if (!txn.succeeded) throw new ApiError(ERR_UNLOCK_KEY_NEWER);
   return txn.header;
 }
 
@@ -111,8 +123,7 @@ export function lockHandlers(backend: KvBackend, mutants: Mutants = NO_MUTANTS):
       },
       '/v3lockpb.Lock/Unlock': async (req: unknown, call: CallInfo) => {
         const key = bytesField(asMessage(req), 'key');
-        // The planted bug: etcd's plain delete.
-        const header = await unlockMutex(backend, key, call.signal, mutants.has('unlockUnfenced'));
+        const header = await unlockMutex(backend, key, call.signal, mutants);
         return { header: toProtoHeader(backend, header.revision) };
       },
     },

@@ -61,6 +61,13 @@ export class MemoryBackend implements KvBackend {
     return signal?.aborted ? Promise.reject(new ApiError(ERR_CANCELED)) : Promise.resolve();
   }
 
+  /** Everything is committed as soon as it is proposed. */
+  knownCommittedRevision(signal?: AbortSignal): Promise<number> {
+    return signal?.aborted
+      ? Promise.reject(new ApiError(ERR_CANCELED))
+      : Promise.resolve(this.machine.revision);
+  }
+
   leaseTimeToLive(id: LeaseId, keys: boolean): Promise<LeaseTimeToLiveResponse> {
     return Promise.resolve(this.machine.leaseTimeToLive(id, this.nowMs(), keys));
   }
