@@ -283,13 +283,18 @@ export class ApiChannel {
     return 0.1 + this.host.prng.exp(0.5) + (far > 0 ? this.host.prng.exp(far) : 0);
   }
 
-  /** One unary call to `node`; resolves with the answer, a failure, or a client-side timeout. */
+  /**
+   * One unary call to `node`; resolves with the answer, a failure, or a client-side timeout. At
+   * the timeout the client cancels the call, unless `leaveOpen`: a client whose own timer gave up
+   * without ending the call, which the member then goes on serving.
+   */
   unary(
     node: NodeId,
     path: string,
     request: object,
     timeoutMs: number,
     metadata: ReadonlyMap<string, string> = NO_METADATA,
+    leaveOpen = false,
   ): Promise<UnaryAnswer> {
     const { q } = this.host;
     const m = method(path);
@@ -306,7 +311,7 @@ export class ApiChannel {
         if (settled) return;
         settle({ ok: false, failure: { kind: 'timeout' } });
         // A client that gives up cancels its call; the member hears of it later, if at all.
-        q.after(this.delay(), TAG_TO_MEMBER, () => cancelOnMember?.());
+        if (!leaveOpen) q.after(this.delay(), TAG_TO_MEMBER, () => cancelOnMember?.());
       });
       q.after(this.delay(), TAG_TO_MEMBER, () => {
         const target = this.host.api(node);
@@ -330,7 +335,7 @@ export class ApiChannel {
             );
             cancelOnMember = () =>
               this.host.onMember(node, target.epoch, () => call.cancel(), noop);
-            if (settled) cancelOnMember();
+            if (settled && !leaveOpen) cancelOnMember();
           },
           reset,
         );

@@ -3,8 +3,9 @@
 // (lease-session.ts), asks for the lock (or campaigns) with it, and while it holds — and tenure's
 // SDK rule says its lease is still certain — acts now and then; the times it acted are its
 // effects. Then it lets go (Unlock, Resign), retrying on another member when that fails (users
-// treat both as safe to repeat), and later asks again with the same lease, so its key has the same
-// name: the setting in which a late Unlock can delete a newer holder's key. Every hold is recorded
+// treat both as safe to repeat; half of them leave the failed call open), and later asks again
+// with the same lease, so its key has the same name: the setting in which a late Unlock can
+// delete a newer holder's key. Every hold is recorded
 // for the lock exclusion checker; its fencing token is the key's create revision (read from the
 // simulator's event record for a lock, from the LeaderKey for an election).
 import type { Mutants } from '../core/base/mutants.js';
@@ -29,8 +30,15 @@ const EFFECT_EVERY_MS = { min: 5, max: 20 } as const;
 /** How long a holder means to hold, in ms; now and then much longer than a lease (a long job). */
 const HOLD_MS = { min: 20, max: 300 } as const;
 const LONG_HOLD_MS = { min: 1000, max: 5000, probability: 0.15 } as const;
+/** How often a session uses a lock nobody else asks for. */
+const OWN_LOCK_PROBABILITY = 0.25;
 /** Unlock attempts at most (each may go to another member). */
 const UNLOCK_ATTEMPTS_MAX = 3;
+/**
+ * A client's own release timer as a part of the operation timeout (14 elections): 2 elections,
+ * less than the member's 7.
+ */
+const OWN_TIMER_OF_OP_TIMEOUT = 2 / 14;
 
 /** A hold as recorded while running; the token is resolved from the event record at the end. */
 export interface RecordedHold {
@@ -97,7 +105,11 @@ export class LockWorkload {
         ...(this.prng.chance(0.5) ? { renewDeadlineMs: Infinity } : {}),
       });
       if (!session) continue;
-      const name = `${kind}/${this.prng.int(0, this.opts.locks)}`;
+      // Mostly a shared lock; now and then one of its own, which it gets back at once when it
+      // locks again (so a late Unlock of its previous hold meets a holder, not a waiter).
+      const name = this.prng.chance(OWN_LOCK_PROBABILITY)
+        ? `${kind}/own${client}`
+        : `${kind}/${this.prng.int(0, this.opts.locks)}`;
       // Lock again and again with the same lease (the same key name) while it lasts.
       while (!session.expired && this.env.q.now < this.env.stopAtMs) {
         if (!(await this.holdOnce(client, name, session))) break;
@@ -156,12 +168,19 @@ export class LockWorkload {
     const release = election
       ? { path: ELECTION.resign, request: { leader } }
       : { path: LOCK.unlock, request: { key: bytes(hold.key) } };
+    // Half the clients give up on a release by a timer of their own, shorter than the member's
+    // request timeout (as etcdctl's 5 s against etcd's 7 s), and leave the call open: the member
+    // goes on serving it while they unlock elsewhere and lock again.
+    const leaveOpen = client % 2 === 1;
     let failedAt: NodeId | undefined;
     for (let i = 0; i < UNLOCK_ATTEMPTS_MAX; i++) {
       const u = await call(this.env, this.prng, release.path, release.request, true, {
-        timeoutMs: this.opts.opTimeoutMs,
+        timeoutMs: leaveOpen
+          ? this.opts.opTimeoutMs * OWN_TIMER_OF_OP_TIMEOUT
+          : this.opts.opTimeoutMs,
         attemptTimeoutMs: this.opts.attemptTimeoutMs,
         avoid: failedAt,
+        leaveOpen,
       });
       if (u.ok) return true;
       failedAt = u.node;

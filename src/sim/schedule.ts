@@ -220,7 +220,9 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       // The first is the one that found the lease bug: the leader cut off from its peers, but not
       // from its clients, and starved or slowed, long enough for a lease to run out elsewhere.
       faults.push(
-        i === 0 ? deposedLeader(p, Math.min(at, faultPhaseMs / 2)) : authorityFault(p, at),
+        i === 0
+          ? deposedLeader(p, Math.min(at, faultPhaseMs / 2))
+          : authorityFault(p, at, electionTicks * 10),
       );
       continue;
     }
@@ -305,7 +307,7 @@ function deposedLeader(p: Prng, at: number): Fault {
  * meanwhile (SIGSTOP, a stop/continue loop, steal time): what found the lease bugs of real
  * processes. Durations span the lease TTLs (2–3 s), so a deposed leader's answers outlive it.
  */
-function authorityFault(p: Prng, at: number): Fault {
+function authorityFault(p: Prng, at: number, electionMs: number): Fault {
   const r = p.next();
   if (r < 0.3) {
     const durationMs = p.int(1000, 5000);
@@ -317,11 +319,19 @@ function authorityFault(p: Prng, at: number): Fault {
     return { kind: 'partition', at, shape: 'isolateLeader', durationMs };
   }
   // A member cut off for less than the transport's bound, once or by turns: what it forwarded
-  // arrives late, after its clients were told the outcome is unknown and moved on.
-  if (r < 0.55)
-    return p.chance(0.5)
-      ? { kind: 'partition', at, shape: 'isolateOne', durationMs: p.int(150, 450) }
-      : { kind: 'partition', at, shape: 'flappingMember', durationMs: p.int(1000, 4000) };
+  // arrives late, after its clients were told the outcome is unknown and moved on. Or cut off for
+  // longer than a client's own timer but less than the member's request timeout (7 elections):
+  // what it still serves for a client that moved on (an Unlock, say) completes after the heal.
+  if (r < 0.55) {
+    const how = p.next();
+    if (how < 0.35)
+      return { kind: 'partition', at, shape: 'isolateOne', durationMs: p.int(150, 450) };
+    if (how < 0.65) {
+      const durationMs = Math.round(p.int(30, 65) * electionMs * 0.1);
+      return { kind: 'partition', at, shape: 'isolateOne', durationMs };
+    }
+    return { kind: 'partition', at, shape: 'flappingMember', durationMs: p.int(1000, 4000) };
+  }
   if (r < 0.65)
     return {
       kind: 'slowLinks',

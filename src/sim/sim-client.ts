@@ -64,6 +64,11 @@ export interface CallOptions {
   readonly prefer?: NodeId | undefined;
   /** A member to try last (the one that just failed: the SDK moves on to the next endpoint). */
   readonly avoid?: NodeId | undefined;
+  /**
+   * An attempt that times out is left open instead of cancelled (a timer of the caller's own, not
+   * the call's deadline), so the member goes on serving it after the client has moved on.
+   */
+  readonly leaveOpen?: boolean;
 }
 
 /** One call under the SDK's failover rule. */
@@ -88,6 +93,8 @@ export async function call(
       path,
       request,
       write ? remaining : Math.min(remaining, opts.attemptTimeoutMs),
+      undefined,
+      opts.leaveOpen ?? false,
     );
     if (a.ok) return { ok: true, response: a.response, node };
     last = a.failure;
