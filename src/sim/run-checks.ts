@@ -14,10 +14,10 @@ import { checkWatchDelivery, type WatcherHistory } from '../check/watch-delivery
 import { decodeEtcdEntry } from '../replica/member/server-machine.js';
 import type { EventReference } from './event-reference.js';
 import { InvariantViolation, type InvariantName } from './invariants.js';
-import { KV } from './kv-requests.js';
+import { KV, text as kvText } from './kv-requests.js';
 import type { KvWorkload } from './kv-workload.js';
 import { LEASE_MARKER_PREFIX, leaseMarkerKey, type LeaseRecord } from './lease-session.js';
-import type { RecordedHold } from './lock-workload.js';
+import { LOCK, type RecordedHold } from './lock-workload.js';
 import type { SimNode } from './sim-node.js';
 
 /** The linearizability search's time budget for one run's history, in ms. */
@@ -161,11 +161,35 @@ export function checkLeases(reference: EventReference, record: LeaseRecord): num
   return r.renewalsChecked;
 }
 
+/**
+ * When each Unlock reached a member's handler, by lock key (true time). etcd's Unlock names only
+ * the key, so what a member can promise is relative to when the request reached it: an Unlock
+ * delivered only after its client gave up and locked again with the same lease (it sat in the
+ * socket of a stopped member, say) is indistinguishable from a fresh one (src/server/api/lock.ts).
+ */
+export class UnlockArrivals {
+  private readonly arrivals = new Map<string, number[]>();
+
+  note(path: string, request: unknown, nowMs: number): void {
+    if (path !== LOCK.unlock) return;
+    const key = kvText((request as { key?: unknown }).key);
+    const at = this.arrivals.get(key);
+    if (at) at.push(nowMs);
+    else this.arrivals.set(key, [nowMs]);
+  }
+
+  /** An Unlock of `key` reached a member in [fromMs, toMs]. */
+  reachedBetween(key: string, fromMs: number, toMs: number): boolean {
+    return (this.arrivals.get(key) ?? []).some((t) => t >= fromMs && t <= toMs);
+  }
+}
+
 /** Lock and election exclusion, then every held key's fate. */
 export function checkLocks(
   recorded: readonly RecordedHold[],
   reference: EventReference,
   record: LeaseRecord,
+  unlocks: UnlockArrivals,
 ): number {
   const holds: LockHold[] = recorded.map((h) => ({
     lock: h.lock,
@@ -181,7 +205,7 @@ export function checkLocks(
     'lock-exclusion',
     checkLockExclusion(holds, record.renewals, { driftRatio: CLOCK_RATE_ERROR_MAX }),
   );
-  holds.forEach((h, i) => checkHeldKey(h, (recorded[i] as RecordedHold).key, reference));
+  holds.forEach((h, i) => checkHeldKey(h, (recorded[i] as RecordedHold).key, reference, unlocks));
   return holds.length;
 }
 
@@ -189,12 +213,21 @@ export function checkLocks(
  * While a client holds, its key goes only with its lease (a revoke, which deletes the lease's
  * marker key in the same revision) or after it let go (its Unlock or Resign). Anything else — a
  * late Unlock of an earlier hold with the same key name — took the lock from a live holder,
- * whether or not another client was waiting to notice.
+ * whether or not another client was waiting to notice. The one exception is an Unlock that
+ * reached its member only after this hold was asked for: no member can tell it from a new one.
+ * (So a member that fenced an Unlock later than its arrival is caught when the Unlock reached it
+ * before the client asked again, not in the short span between asking and being granted.)
  */
-function checkHeldKey(h: LockHold, key: string, reference: EventReference): void {
+function checkHeldKey(
+  h: LockHold,
+  key: string,
+  reference: EventReference,
+  unlocks: UnlockArrivals,
+): void {
   if (h.token <= 0) return;
   const deletion = reference.deletions(key).find((d) => d.key === key && d.revision > h.token);
   if (deletion === undefined || deletion.atMs >= h.releasedMs) return;
+  if (unlocks.reachedBetween(key, h.requestedMs, deletion.atMs)) return;
   const marker = leaseMarkerKey(h.lease);
   const revoked = reference
     .deletions(marker)

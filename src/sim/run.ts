@@ -42,6 +42,7 @@ import {
   checkLinearizability,
   checkLocks,
   checkWatches,
+  UnlockArrivals,
   WriteDeadlines,
 } from './run-checks.js';
 import { WatchWorkload } from './watch-workload.js';
@@ -125,6 +126,7 @@ class Simulation {
   private readonly electors: LockWorkload;
   private readonly watchers: WatchWorkload;
   private readonly writeDeadlines: WriteDeadlines;
+  private readonly unlockArrivals = new UnlockArrivals();
   private hash = FNV_OFFSET;
   private events = 0;
   private nextId: number;
@@ -189,6 +191,7 @@ class Simulation {
       onDeliver: (id, path, request) => {
         const n = this.nodes.get(id);
         if (n) this.writeDeadlines.note(n, path, request, this.q.now);
+        this.unlockArrivals.note(path, request, this.q.now);
       },
     });
     this.reference = new EventReference(() => this.q.now);
@@ -914,7 +917,15 @@ class Simulation {
       if (this.clocksWithinBound()) {
         check(() => (renewalsChecked = checkLeases(this.reference, this.leaseRecord)));
         const holds = [...this.lockers.holds, ...this.electors.holds];
-        check(() => (holdsChecked = checkLocks(holds, this.reference, this.leaseRecord)));
+        check(
+          () =>
+            (holdsChecked = checkLocks(
+              holds,
+              this.reference,
+              this.leaseRecord,
+              this.unlockArrivals,
+            )),
+        );
       }
       const first = failed[0];
       if (first) {
