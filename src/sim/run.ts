@@ -371,8 +371,7 @@ class Simulation {
             onStart: (id, raft) => this.guard(() => this.inv.onStart(id, raft)),
             onPropose: (id, _index, data) =>
               this.guard(() => {
-                if (this.clocksWithinBound())
-                  this.writeDeadlines.checkProposal(id, data, this.q.now);
+                if (this.clocksNeverSlow()) this.writeDeadlines.checkProposal(id, data, this.q.now);
               }),
             onApply: (id, e) =>
               this.guard(() => {
@@ -968,6 +967,18 @@ class Simulation {
   /** The lease guarantees are stated for clocks that run at most CLOCK_RATE_ERROR_MAX fast. */
   private clocksWithinBound(): boolean {
     return this.cfg.driftClass !== 'wild';
+  }
+
+  /**
+   * A forwarded request's deadline is put on the leader's clock as the least it can advance, so
+   * it holds only while no clock runs slower than the bound: not under wild drift, and not in a
+   * run where a cut-off leader's clock was slowed (×0.25).
+   */
+  private clocksNeverSlow(): boolean {
+    return (
+      this.clocksWithinBound() &&
+      !this.schedule.faults.some((f) => f.kind === 'partition' && f.slowClockFactor !== undefined)
+    );
   }
 
   /**
