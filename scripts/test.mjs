@@ -24,6 +24,10 @@ const systemNeeds = [
   // check also accepts that layout: `have` runs `command -v <command>` in sh, and `ls` of an
   // unmatched glob fails.
   { command: 'initdb || ls /usr/lib/postgresql/*/bin/initdb', pkg: 'postgresql' },
+  // test/faults cuts a member's peer links with iptables inside a network namespace it makes
+  // (`unshare --net`, from util-linux, which every Debian has; `ip` from iproute2).
+  { command: 'iptables', pkg: 'iptables' },
+  { command: 'ip', pkg: 'iproute2' },
 ];
 
 function have(command) {

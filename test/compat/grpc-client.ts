@@ -1,11 +1,13 @@
-// A raw etcd v3 gRPC client over tenure's own .proto files (proto/), for the differential script:
-// unary calls that resolve to a response or a gRPC status, and bidi streams read with predicates.
+// A raw etcd v3 gRPC client over tenure's own .proto files (proto/), for the differential script
+// and the fault scenarios: unary calls that resolve to a response or a gRPC status, and bidi
+// streams read with predicates or taken raw.
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { serviceDefinition } from '../../src/server/api/protos.js';
 
+/** `service` is a KV-style name of etcdserverpb, or a qualified one such as `v3lockpb.Lock`. */
 function method(service: string, name: string): protoLoader.MethodDefinition<object, object> {
-  const m = serviceDefinition(`etcdserverpb.${service}`)[name];
+  const m = serviceDefinition(service.includes('.') ? service : `etcdserverpb.${service}`)[name];
   if (m === undefined) throw new Error(`no method ${service}.${name}`);
   return m;
 }
@@ -28,7 +30,12 @@ export class EtcdGrpc {
     );
   }
 
-  unary(service: string, name: string, request: Message): Promise<Outcome> {
+  unary(
+    service: string,
+    name: string,
+    request: Message,
+    deadlineMs: number = callDeadlineMs,
+  ): Promise<Outcome> {
     const m = method(service, name);
     return new Promise((resolve) => {
       this.#client.makeUnaryRequest(
@@ -37,7 +44,7 @@ export class EtcdGrpc {
         (bytes: Buffer) => m.responseDeserialize(bytes) as Message,
         request,
         new grpc.Metadata(),
-        { deadline: Date.now() + callDeadlineMs },
+        { deadline: Date.now() + deadlineMs },
         (err, value) => {
           if (err !== null) {
             resolve({
@@ -52,14 +59,18 @@ export class EtcdGrpc {
   }
 
   stream(service: string, name: string): BidiStream {
+    return new BidiStream(this.duplex(service, name));
+  }
+
+  /** The bare call, for a caller that timestamps each message itself. */
+  duplex(service: string, name: string): grpc.ClientDuplexStream<Message, Message> {
     const m = method(service, name);
-    const call = this.#client.makeBidiStreamRequest(
+    return this.#client.makeBidiStreamRequest(
       m.path,
       m.requestSerialize,
       (bytes: Buffer) => m.responseDeserialize(bytes) as Message,
       new grpc.Metadata(),
     );
-    return new BidiStream(call);
   }
 
   close(): void {

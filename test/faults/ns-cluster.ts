@@ -1,0 +1,169 @@
+// A 3-member tenure cluster of real processes inside the private network namespace this process
+// runs in (deposed-leader.test.ts starts it under `unshare --net --pid`), where a member's peer
+// links can be cut by the kernel while its clients still reach it, as iptables cuts them between
+// hosts. Member i listens on 127.0.0.(i+1), clients on port 2379 and peers on 2380, and runs with
+// its own group ID: on loopback every connection's source address is 127.0.0.1, so the rule that
+// drops a member's outgoing peer traffic matches the process's group instead (its user stays
+// root, so it reads the checkout and its data wherever they are). Every member is stopped by its
+// PID; the namespace, its rules and anything left in it vanish with this process.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { removeDir, stopProcess, track, trackDir } from '../../src/bench/launcher/processes.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/server/member-launch.js';
+import { EtcdGrpc, type Message } from '../compat/grpc-client.js';
+
+export const MEMBERS = 3;
+const CLIENT_PORT = 2379;
+const PEER_PORT = 2380;
+/** Group IDs the members run with (no group needs to exist for them). */
+const GID_BASE = 64_001;
+/** A hang guard for start-up and leader election, not a speed check. */
+const READY_TIMEOUT_MS = 30_000;
+const POLL_MS = 100;
+/** Bytes of a member's log quoted when something fails. */
+const LOG_TAIL_BYTES = 2_000;
+
+export function memberHost(i: number): string {
+  return `127.0.0.${i + 1}`;
+}
+
+export class NsCluster {
+  readonly clients: readonly EtcdGrpc[];
+  private readonly children: ChildProcess[];
+
+  private constructor(
+    private readonly dir: string,
+    children: ChildProcess[],
+  ) {
+    this.children = children;
+    this.clients = children.map((_, i) => new EtcdGrpc(`${memberHost(i)}:${CLIENT_PORT}`));
+  }
+
+  /** Start three members of `tenureBin` (a path to bin/tenure) and wait for a leader. */
+  static async start(tenureBin: string): Promise<NsCluster> {
+    execFileSync('ip', ['link', 'set', 'lo', 'up']);
+    const dir = mkdtempSync(join(tmpdir(), 'tenure-faults-'));
+    trackDir(dir);
+    const initialCluster = Array.from(
+      { length: MEMBERS },
+      (_, i) => `m${i + 1}=http://${memberHost(i)}:${PEER_PORT}`,
+    ).join(',');
+    const children = Array.from({ length: MEMBERS }, (_, i) => {
+      const dataDir = join(dir, `m${i + 1}`);
+      mkdirSync(dataDir);
+      const log = openSync(join(dir, `m${i + 1}.log`), 'w');
+      const flags = newMemberFlags(
+        {
+          name: `m${i + 1}`,
+          dataDir,
+          clientUrl: `http://${memberHost(i)}:${CLIENT_PORT}`,
+          peerUrl: `http://${memberHost(i)}:${PEER_PORT}`,
+        },
+        initialCluster,
+        'faults',
+      );
+      return track(
+        spawn(process.execPath, [...MEMBER_NODE_ARGS, tenureBin, 'start', ...flags], {
+          gid: GID_BASE + i,
+          stdio: ['ignore', log, log],
+        }),
+      );
+    });
+    const c = new NsCluster(dir, children);
+    await c.leader();
+    return c;
+  }
+
+  pid(i: number): number {
+    const pid = this.children[i]?.pid;
+    if (pid === undefined) throw new Error(`member ${i + 1} has no PID`);
+    return pid;
+  }
+
+  /**
+   * The index of the member every member names as leader, waiting until they agree and it
+   * serves a linearizable read.
+   */
+  async leader(timeoutMs = READY_TIMEOUT_MS): Promise<number> {
+    const until = performance.now() + timeoutMs;
+    for (;;) {
+      const seen = await Promise.all(
+        this.clients.map((c) => c.unary('Maintenance', 'Status', {}, 1_000)),
+      );
+      const ids = seen.map((o) => ('ok' in o ? (o.ok.header as Message).member_id : undefined));
+      const leaders = new Set(seen.map((o) => ('ok' in o ? o.ok.leader : undefined)));
+      const [only] = [...leaders];
+      if (leaders.size === 1 && typeof only === 'string' && only !== '0') {
+        const i = ids.indexOf(only);
+        if (
+          i >= 0 &&
+          'ok' in (await this.clients[i]!.unary('KV', 'Range', { key: Buffer.from('x') }, 1_000))
+        )
+          return i;
+      }
+      if (performance.now() > until)
+        throw new Error(`no agreed leader within ${timeoutMs} ms:\n${this.logTails()}`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  /**
+   * Cut member i's peer links both ways (its clients still reach it): nothing from the other
+   * members reaches its peer port, and nothing it sends reaches theirs. Packets are dropped, not
+   * refused, so TCP holds what was in flight and retransmits it once the cut heals.
+   */
+  cut(i: number): void {
+    iptables('-A', 'OUTPUT', '-p', 'tcp', '-d', memberHost(i), '--dport', String(PEER_PORT));
+    iptables(
+      '-A',
+      'OUTPUT',
+      '-m',
+      'owner',
+      '--gid-owner',
+      String(GID_BASE + i),
+      '-p',
+      'tcp',
+      '--dport',
+      String(PEER_PORT),
+    );
+  }
+
+  heal(): void {
+    execFileSync('iptables', ['-F', 'OUTPUT']);
+  }
+
+  signal(i: number, sig: 'SIGSTOP' | 'SIGCONT'): void {
+    process.kill(this.pid(i), sig);
+  }
+
+  logTails(): string {
+    return this.children
+      .map((_, i) => {
+        let text = '';
+        try {
+          text = readFileSync(join(this.dir, `m${i + 1}.log`), 'utf8').slice(-LOG_TAIL_BYTES);
+        } catch {
+          // No log yet.
+        }
+        return `--- m${i + 1} (${memberHost(i)}):\n${text}`;
+      })
+      .join('\n');
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.clients) c.close();
+    for (const [i, child] of this.children.entries()) {
+      // A stopped process would not act on SIGTERM.
+      if (child.exitCode === null && child.signalCode === null) this.signal(i, 'SIGCONT');
+    }
+    await Promise.all(this.children.map((c) => stopProcess(c)));
+    removeDir(this.dir);
+  }
+}
+
+function iptables(...rule: string[]): void {
+  execFileSync('iptables', [...rule, '-j', 'DROP']);
+}
