@@ -24,7 +24,10 @@ export const PEER_QUEUE_MAX = 4096;
 /** Reconnect backoff bounds, in milliseconds. */
 export const PEER_BACKOFF_MIN_MS = 50;
 export const PEER_BACKOFF_MAX_MS = 2000;
-/** A message waits at most this long to be written and read (etcd's ConnWriteTimeout, 5 s). */
+/**
+ * A message waits about this long at most, from being queued to being read (etcd's
+ * ConnWriteTimeout, 5 s; see Outbound.enforceBound for how much past it and when not).
+ */
 export const PEER_WAIT_MAX_MS = 5000;
 /** The receiver acknowledges what it has read at most this often, in ms. */
 export const PEER_ACK_INTERVAL_MS = 200;
@@ -149,7 +152,8 @@ interface Queued {
 
 /** A batch written to the socket and not yet acknowledged by the receiver. */
 interface Unacked {
-  readonly writtenAtMs: number;
+  /** When its oldest message was queued: the bound counts a message's whole wait. */
+  readonly queuedAtMs: number;
   readonly messages: number;
 }
 
@@ -263,18 +267,21 @@ class Outbound {
     const frames = [numberFrame(CLOCK_FRAME, now), ...fresh.map((q) => frame(q.bytes))];
     this.socket.write(Buffer.concat(frames));
     this.batchesWritten++;
-    this.unacked.push({ writtenAtMs: now, messages: fresh.length });
+    this.unacked.push({ queuedAtMs: (fresh[0] as Queued).queuedAtMs, messages: fresh.length });
   }
 
   /**
-   * The bound on a message's wait: queued messages older than it are dropped, and a connection
-   * whose oldest unacknowledged batch is older is reset, so that neither this side nor the
-   * kernel delivers it later (after a partition heals, TCP would).
+   * The bound on a message's wait, from when it was queued: queued messages older than it are
+   * dropped, and a connection holding an unacknowledged one that old is reset, so that neither
+   * this side nor the kernel delivers it later (after a partition heals, TCP would). Checked
+   * every tenth of the bound, so a message may be read up to that much past it; and a sender
+   * that is stopped resets nothing, so the kernel may still deliver what it had written.
+   * Nothing that must be safe rests on this: a forwarded request carries its own deadline.
    */
   enforceBound(): void {
     const now = this.nowMs();
     const oldest = this.unacked[0];
-    if (this.socket && oldest && now - oldest.writtenAtMs >= this.waitMaxMs) {
+    if (this.socket && oldest && now - oldest.queuedAtMs >= this.waitMaxMs) {
       const lost = this.unacked.reduce((n, u) => n + u.messages, 0);
       this.unacked = [];
       this.onEvent({ type: 'stalled', peer: this.peer, messages: lost });
