@@ -250,3 +250,25 @@ test('keepalives on the leader keep a lease alive without log entries; then it e
     await Promise.all(nodes.map((m) => m.stop()));
   }
 });
+
+test("a lease revoked and granted again under its ID has only the new grant's TTL", async () => {
+  const cfgs = await configs(3);
+  const nodes = await Promise.all(cfgs.map((c) => EtcdNode.start(c)));
+  try {
+    await until('a leader', () => nodes.some((n) => n.isLeader));
+    const follower = nodes.find((n) => !n.isLeader) as EtcdNode;
+    const grant = (ttlSeconds: number) =>
+      follower.member.propose({ type: 'leaseGrant', id: 777n, ttlSeconds, nowMs: 0 });
+    assert.equal((await grant(60)).type, 'leaseGrant');
+    // A renewal on the leader: a deadline 60 s away, kept by the leader alone.
+    assert.equal((await follower.member.leaseKeepAlive(777n)).ttlSeconds, 60);
+    await follower.member.propose({ type: 'leaseRevoke', id: 777n });
+    assert.equal((await grant(5)).type, 'leaseGrant');
+    // The old renewal is not the new lease's: its remaining TTL is the new grant's.
+    const ttl = await follower.member.leaseTimeToLive(777n, false);
+    assert.equal(ttl.grantedTtlSeconds, 5);
+    assert.ok(ttl.ttlSeconds <= 5, `remaining ${ttl.ttlSeconds} s of a 5 s lease`);
+  } finally {
+    await Promise.all(nodes.map((m) => m.stop()));
+  }
+});

@@ -140,6 +140,15 @@ export class LeaseClock {
     }
   }
 
+  /**
+   * Lease `id` was revoked (a client's LeaseRevoke this leader served): its renewals mean nothing
+   * to a lease granted later under the same ID, which the expiry pass would otherwise spare, and
+   * TimeToLive overstate, until the pass noticed the revoke.
+   */
+  forget(id: LeaseId): void {
+    this.renewals.delete(id);
+  }
+
   /** A renewal of `id` arrived and waits for its confirmation: do not expire the lease meanwhile. */
   beginRenewal(id: LeaseId): () => void {
     this.confirming.set(id, (this.confirming.get(id) ?? 0) + 1);

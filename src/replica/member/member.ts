@@ -479,6 +479,8 @@ export class Member implements KvBackend {
         const p = this.proposeLocal(op);
         if (!(p instanceof Promise)) return p;
         const o = await p;
+        if (o.ok && op.op === 'propose' && op.cmd.type === 'leaseRevoke')
+          this.leases.forget(op.cmd.id);
         if (o.ok) return { kind: 'done', value: o.result, index: o.index };
         if (o.reason === 'notLeader') return refused(ERR_NOT_LEADER);
         if (o.reason === 'busy') return refused(ERR_TOO_MANY_REQUESTS);
