@@ -7,6 +7,7 @@ import {
   ERR_MEMBER_NOT_FOUND,
   ERR_NOT_LEADER,
   ERR_PEER_URL_EXIST,
+  ERR_TIMEOUT,
 } from '../../core/state/etcd-errors.js';
 import type { Replica } from '../replica.js';
 import type { MemberInfo } from './backend.js';
@@ -32,11 +33,15 @@ export class MemberChanges {
 
   constructor(private readonly deps: MemberChangesDeps) {}
 
-  /** On the leader: record the member's URLs, then add it to the configuration. */
+  /**
+   * On the leader: record the member's URLs, then add it to the configuration. No step starts
+   * once this member's clock reads `untilMs` (a forwarded request's deadline).
+   */
   async add(
     peerUrls: readonly string[],
     isLearner: boolean,
     signal?: AbortSignal,
+    untilMs = Infinity,
   ): Promise<MemberInfo> {
     const replica = this.deps.replica();
     const id = memberIdOf(peerUrls, JOINED_MEMBER_TOKEN);
@@ -44,23 +49,30 @@ export class MemberChanges {
     if (conf.voters.includes(id) || conf.learners.includes(id))
       throw new RequestError(ERR_PEER_URL_EXIST);
     const record: MemberRecord = { id: String(id), name: '', peerUrls, clientUrls: [] };
+    this.checkBefore(untilMs);
     await this.deps.proposeMember({ type: 'memberSet', member: record }, signal);
     // The new member learns the configuration from a snapshot, not from a log that starts
     // with the implicit bootstrap configuration.
     replica.snapshotNow();
-    await this.changeConf({ type: isLearner ? 'addLearner' : 'addVoter', nodeId: id }, signal);
+    const cc = { type: isLearner ? ('addLearner' as const) : ('addVoter' as const), nodeId: id };
+    await this.changeConf(cc, signal, untilMs);
     return { id: BigInt(id), name: '', peerUrls, clientUrls: [], isLearner };
   }
 
   /** On the leader: delete the member's record, then remove it from the configuration. */
-  async remove(id: bigint, signal?: AbortSignal): Promise<void> {
+  async remove(id: bigint, signal?: AbortSignal, untilMs = Infinity): Promise<void> {
     const conf = this.deps.replica().raft.conf();
     const nid = Number(id) as NodeId;
     if (!conf.voters.includes(nid) && !conf.learners.includes(nid))
       throw new RequestError(ERR_MEMBER_NOT_FOUND);
     // The record first: once the change is in, a leader removing itself no longer leads.
+    this.checkBefore(untilMs);
     await this.deps.proposeMember({ type: 'memberDelete', id: String(nid) }, signal);
-    await this.changeConf({ type: 'removeNode', nodeId: nid }, signal);
+    await this.changeConf({ type: 'removeNode', nodeId: nid }, signal, untilMs);
+  }
+
+  private checkBefore(untilMs: number): void {
+    if (this.deps.nowMs() >= untilMs) throw new RequestError(ERR_TIMEOUT);
   }
 
   /**
@@ -81,9 +93,10 @@ export class MemberChanges {
   /** Propose a configuration change and return once it is committed and applied here. */
   private async changeConf(
     cc: { type: 'addVoter' | 'addLearner' | 'removeNode'; nodeId: NodeId },
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    untilMs: number,
   ): Promise<void> {
-    const deadline = this.deps.nowMs() + this.deps.requestTimeoutMs;
+    const deadline = Math.min(untilMs, this.deps.nowMs() + this.deps.requestTimeoutMs);
     const done = (): boolean => {
       // The configuration of the committed log, not conf() (which counts appended entries).
       const raft = this.deps.replica().raft;
@@ -97,6 +110,7 @@ export class MemberChanges {
       this.deps.checkLive(signal);
       const replica = this.deps.replica();
       if (replica.raft.role !== 'leader') throw new RequestError(ERR_NOT_LEADER);
+      this.checkBefore(untilMs);
       const index = replica.proposeConfChange(cc);
       if (index === undefined)
         await this.deps.waiters.sleep(this.deps.heartbeatMs, deadline, signal);

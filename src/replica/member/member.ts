@@ -431,10 +431,11 @@ export class Member implements KvBackend {
       case 'memberAdd':
       case 'memberRemove':
         try {
+          // Every step starts before the asker's deadline, as a proposal does.
           const value =
             op.op === 'memberAdd'
-              ? await this.changes.add(op.peerUrls, op.isLearner)
-              : (await this.changes.remove(op.id), null);
+              ? await this.changes.add(op.peerUrls, op.isLearner, undefined, deadlineMs)
+              : (await this.changes.remove(op.id, undefined, deadlineMs), null);
           return { kind: 'done', value, index: applied() };
         } catch (e) {
           const known = etcdErrorOf(e);
