@@ -81,8 +81,9 @@ export async function lockMutex(
  * the newer key. A key created later is never the one the caller meant, unless this member had
  * not yet heard that the caller's own grant was committed; either way nothing is deleted and the
  * caller is told to retry (ERR_UNLOCK_KEY_NEWER), which then finds the grant known. What the fence
- * cannot see is the request's own trip from its client to this member: an Unlock that reaches the
- * member after its client gave up on it is judged as if sent on arrival.
+ * cannot see is the request's own trip to this handler: an Unlock that reaches it after its client
+ * gave up (delayed on the way, or read from the socket of a member that was stopped) is judged as
+ * if sent on arrival. etcd's Unlock carries only the key, so nothing on the wire tells them apart.
  */
 export async function unlockMutex(
   backend: KvBackend,
