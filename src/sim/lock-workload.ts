@@ -5,9 +5,9 @@
 // effects. Then it lets go (Unlock, Resign), retrying on another member when that fails (users
 // treat both as safe to repeat; half of them leave the failed call open), and later asks again
 // with the same lease, so its key has the same name: the setting in which a late Unlock can
-// delete a newer holder's key. Every hold is recorded
-// for the lock exclusion checker; its fencing token is the key's create revision (read from the
-// simulator's event record for a lock, from the LeaderKey for an election).
+// delete a newer holder's key. Every hold is recorded for the lock exclusion checker; its fencing
+// token is the key's create revision (read from the simulator's event record for a lock, from the
+// LeaderKey for an election).
 import type { Mutants } from '../core/base/mutants.js';
 import type { Prng } from '../core/base/prng.js';
 import type { NodeId } from '../core/base/units.js';
