@@ -125,7 +125,7 @@ async function replayOne(seed: number, mutants: MutantName[], flags: SimFlags): 
     );
     for (const f of schedule.faults) console.log(`  ${describeFault(f)}`);
     console.log(
-      `${r.ok ? 'ok' : `FAILED ${r.invariant}`}: ${r.events} events, ${r.opsChecked} ops checked, ${r.renewalsChecked} renewals and ${r.holdsChecked} holds judged, ${r.virtualMs} ms virtual, ${ms.toFixed(0)} ms real, event hash ${r.eventHash.toString(16)}`,
+      `${r.ok ? 'ok' : `FAILED ${r.invariant}`}: ${r.events} events, ${r.opsChecked} ops checked, ${r.renewalsChecked} renewals, ${r.holdsChecked} holds and ${r.answersChecked} answers judged, ${r.virtualMs} ms virtual, ${ms.toFixed(0)} ms real, event hash ${r.eventHash.toString(16)}`,
     );
     if (!r.ok) console.log(r.message);
   }
@@ -146,6 +146,7 @@ async function sweep(
   let ops = 0;
   let renewals = 0;
   let holds = 0;
+  let answers = 0;
   const failures: RunResult[] = [];
   const tasks: Promise<void>[] = [];
   for (let s = first; s < first + count; s++) {
@@ -155,6 +156,7 @@ async function sweep(
         ops += r.opsChecked;
         renewals += r.renewalsChecked;
         holds += r.holdsChecked;
+        answers += r.answersChecked;
         if (!r.ok) {
           failures.push(r);
           process.stderr.write(
@@ -184,6 +186,7 @@ async function sweep(
     opsChecked: ops,
     renewalsChecked: renewals,
     holdsChecked: holds,
+    answersChecked: answers,
     seedsPerSecond: Number((count / seconds).toFixed(2)),
     failures: failures.map((f) => ({
       seed: f.seed,

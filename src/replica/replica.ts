@@ -78,8 +78,11 @@ export interface ReplicaObserver {
   onPropose?(id: NodeId, index: LogIndex, data: Uint8Array): void;
   /** Entry `e` is about to be applied. */
   onApply?(id: NodeId, e: Entry): void;
-  /** Entry `e` was applied: the state machine holds it, and no later entry yet. */
-  onApplied?(id: NodeId, e: Entry): void;
+  /**
+   * Entry `e` was applied: the state machine holds it, and no later entry yet. `result` is what
+   * the state machine answered (undefined for a configuration change).
+   */
+  onApplied?(id: NodeId, e: Entry, result: unknown): void;
   onSoftState?(id: NodeId, s: SoftState): void;
   onPersistedHardState?(id: NodeId, hs: HardState): void;
   onRestoreSnapshot?(id: NodeId, s: Snapshot): void;
@@ -458,7 +461,7 @@ export class Replica<R> {
   private applyEntry(e: Entry): void {
     this.observer.onApply?.(this.id, e);
     const result = e.type === 'normal' ? this.sm.apply(e.index, e.data) : undefined;
-    this.observer.onApplied?.(this.id, e);
+    this.observer.onApplied?.(this.id, e, result);
     const p = this.proposals.get(e.index);
     if (!p) return;
     this.proposals.delete(e.index);

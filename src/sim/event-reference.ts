@@ -127,6 +127,11 @@ export class EventReference {
     return out;
   }
 
+  /** Every recorded revision's events. */
+  revisionEvents(): Map<number, readonly RecordedEvent[]> {
+    return new Map([...this.revisions].map(([rev, r]) => [rev, r.events]));
+  }
+
   /** When revision `rev` was first applied, if it was recorded. */
   firstAppliedMs(rev: number): number | undefined {
     return this.revisions.get(rev)?.firstMs;

@@ -33,7 +33,9 @@ export type InvariantName =
   /** A forwarded request was started after the member that took it had given up on it. */
   | 'forward-deadline'
   /** A key outlived the lease it was attached to. */
-  | 'lease-keys';
+  | 'lease-keys'
+  /** An applied entry's answer, or a revision's events, differ from the naive key space's. */
+  | 'keyspace-reference';
 
 /** A node's identity and log: a live core, or the log a crashed node would restart with. */
 export interface LogHolder {

@@ -75,7 +75,9 @@ export class WriteDeadlines {
 /** The values a KV write request puts (the workload's values are unique per write). */
 function writtenValues(path: string, request: unknown): string[] {
   const r = request as Record<string, unknown>;
-  const value = (x: unknown): string[] => (x instanceof Uint8Array ? [text.decode(x)] : []);
+  // An empty value (an ignore_value put) is not one write's own: it says nothing of which.
+  const value = (x: unknown): string[] =>
+    x instanceof Uint8Array && x.length > 0 ? [text.decode(x)] : [];
   if (path === KV.put) return value(r['value']);
   if (path !== KV.txn) return [];
   const out: string[] = [];

@@ -20,11 +20,14 @@ import { Member } from '../replica/member/member.js';
 import type { InitialMember, MemberLog } from '../replica/member/member-config.js';
 import { wellFormedEntry } from '../replica/member/server-machine.js';
 import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
+import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
 import { ApiChannel, MemberApi } from './api-channel.js';
 import { SimDisk } from './disk.js';
 import { EventQueue } from './events.js';
 import { EventReference } from './event-reference.js';
+import { KeyspaceCheck } from './keyspace-check.js';
+import { KeyspaceWorkload } from './keyspace-workload.js';
 import {
   Invariants,
   InvariantViolation,
@@ -66,6 +69,8 @@ export interface RunResult {
   /** Lease renewals and lock holds the authority checkers judged (0 when clocks were wild). */
   readonly renewalsChecked: number;
   readonly holdsChecked: number;
+  /** Applied entries whose answers were compared with the naive key space's. */
+  readonly answersChecked: number;
   readonly virtualMs: number;
   readonly leaderAfterHealMs?: number;
 }
@@ -125,8 +130,10 @@ class Simulation {
   private readonly lockers: LockWorkload;
   private readonly electors: LockWorkload;
   private readonly watchers: WatchWorkload;
+  private readonly explorers: KeyspaceWorkload;
   private readonly writeDeadlines: WriteDeadlines;
   private readonly unlockArrivals = new UnlockArrivals();
+  private readonly keyspace = new KeyspaceCheck(DEFAULT_ETCD_LIMITS);
   private hash = FNV_OFFSET;
   private events = 0;
   private nextId: number;
@@ -254,6 +261,11 @@ class Simulation {
       },
       3000,
     );
+    this.explorers = new KeyspaceWorkload(env, this.root.fork('keyspace'), {
+      clients: this.cfg.keyspaceClients ?? 0,
+      opTimeoutMs: this.cfg.opTimeoutMs,
+      attemptTimeoutMs: this.cfg.attemptTimeoutMs,
+    });
     this.watchers = new WatchWorkload(env, this.root.fork('watchers'), {
       watchers: this.cfg.watchers,
       quietMs: WATCH_QUIET_ELECTIONS * electionMs,
@@ -379,6 +391,7 @@ class Simulation {
                 if (e.type === 'normal' && !wellFormedEntry(e.data))
                   throw new AssertionError(`entry ${e.index} is not a well-formed command`);
               }),
+            onApplied: (id, e, result) => this.guard(() => this.keyspace.onApplied(id, e, result)),
             onSoftState: (id, s) =>
               this.guard(() => {
                 const raft = this.nodes.get(id)?.member?.replica.raft;
@@ -840,6 +853,7 @@ class Simulation {
       | 'virtualMs'
       | 'renewalsChecked'
       | 'holdsChecked'
+      | 'answersChecked'
     > = { ok: true };
     let renewalsChecked = 0;
     let holdsChecked = 0;
@@ -854,6 +868,7 @@ class Simulation {
       this.lockers.start();
       this.electors.start();
       this.watchers.start();
+      this.explorers.start();
       const sweep = (): void => {
         this.inv.checkLogMatching(this.liveRafts());
         this.inv.checkCommitMonotonic(this.liveRafts());
@@ -913,6 +928,7 @@ class Simulation {
       check(() => checkLinearizability(this.kv.history));
       check(() => checkLeaseKeys(this.leader()?.member?.machine));
       check(() => checkWatches(this.watchers.history(), this.reference));
+      check(() => this.keyspace.checkEvents(this.reference.revisionEvents()));
       if (this.clocksWithinBound()) {
         check(() => (renewalsChecked = checkLeases(this.reference, this.leaseRecord)));
         const holds = [...this.lockers.holds, ...this.electors.holds];
@@ -947,6 +963,7 @@ class Simulation {
       opsChecked: this.kv.history.length,
       renewalsChecked,
       holdsChecked,
+      answersChecked: this.keyspace.judged,
       virtualMs: Math.round(this.q.now),
       ...(this.leaderAfterHealMs !== undefined
         ? { leaderAfterHealMs: this.leaderAfterHealMs }
@@ -960,7 +977,8 @@ class Simulation {
       this.leaseHolders.idle &&
       this.lockers.idle &&
       this.electors.idle &&
-      this.watchers.idle
+      this.watchers.idle &&
+      this.explorers.idle
     );
   }
 

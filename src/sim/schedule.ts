@@ -126,6 +126,11 @@ export interface SimConfig {
   readonly locks: number;
   /** Clients watching the register keys. */
   readonly watchers: number;
+  /**
+   * Clients that use the whole key space on keys of their own (keyspace-workload.ts); absent in
+   * schedules recorded before they existed, which replay with none.
+   */
+  readonly keyspaceClients?: number;
   /** Mean extra one-way delay between clients and members, in ms (clients far away); 0: none. */
   readonly clientDelayMeanMs: number;
   readonly leaseTtlSeconds: number;
@@ -268,6 +273,8 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       electionClients: p.int(0, 3),
       locks: authority ? 1 : p.int(1, 3),
       watchers: p.int(0, 3),
+      // From a stream of its own, so that every other draw of the seed stays as it was.
+      keyspaceClients: root.fork('keyspace').int(0, 2),
       clientDelayMeanMs,
       leaseTtlSeconds: p.pick([2, 3]),
     },

@@ -1,7 +1,8 @@
 // The CI sweep: `bin/tenure sim --seeds 600` must report no failure. Each seed runs the production
 // member through its client API, checks every invariant continuously, and at the end judges the
 // register history for linearizability, the lease renewals against the lease contract and the
-// lock and election holds for exclusion. (The full `--seeds 2000` sweep is run by hand; a seed
+// lock and election holds for exclusion, and every applied entry's answer against the naive key
+// space. (The full `--seeds 2000` sweep is run by hand; a seed
 // costs several times what it did when the simulator ran bare replicas.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -21,12 +22,14 @@ test(
       opsChecked: number;
       renewalsChecked: number;
       holdsChecked: number;
+      answersChecked: number;
       seedsPerSecond: number;
       failures: unknown[];
     };
     console.log(
       `sim sweep: ${out.seeds} seeds, ${out.failed} failed, ${out.opsChecked} ops checked, ` +
-        `${out.renewalsChecked} renewals and ${out.holdsChecked} holds judged, ${out.seedsPerSecond} seeds/s`,
+        `${out.renewalsChecked} renewals, ${out.holdsChecked} holds and ${out.answersChecked} ` +
+        `answers judged, ${out.seedsPerSecond} seeds/s`,
     );
     assert.equal(out.seeds, SEEDS);
     assert.deepEqual(out.failures, [], 'seeds failed; each failure prints its replay command');
@@ -35,5 +38,6 @@ test(
     assert.ok(out.opsChecked > 100_000, 'the workload produced a meaningful history');
     assert.ok(out.renewalsChecked > 5_000, 'the lease holders produced renewals to judge');
     assert.ok(out.holdsChecked > 1_000, 'the lock and election clients produced holds to judge');
+    assert.ok(out.answersChecked > 100_000, 'applied entries were judged against the reference');
   },
 );

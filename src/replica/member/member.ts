@@ -175,8 +175,8 @@ export class Member implements KvBackend {
           this.clock.after(0, () => this.onSoftState());
         },
         onApply: (id, e) => outer.onApply?.(id, e),
-        onApplied: (id, e) => {
-          outer.onApplied?.(id, e);
+        onApplied: (id, e, result) => {
+          outer.onApplied?.(id, e, result);
           this.waiters.onApplied(e.index);
         },
         onPersistedHardState: (id, hs) => outer.onPersistedHardState?.(id, hs),
