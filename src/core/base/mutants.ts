@@ -32,6 +32,14 @@ export const MUTANTS = {
   readBeforeApplied:
     'answer a linearizable read once its read index is known, before it is applied',
   sessionFromAnswer: "a lease holder dates its lease from the renewal's answer instead of its send",
+  txnLessAsLessEqual: 'a txn compare LESS evaluated as less-or-equal',
+  watchDropsFirstEvent: 'a watcher loses the first event of a revision that has several',
+  prevKvAfterWrite: "a Put's prev_kv is the key-value it just wrote, not the one it replaced",
+  rangeCountAfterLimit: "a Range's count is the number of keys it returned, after the limit",
+  recreatedKeyKeepsVersion: 'a key put again after its deletion continues its old version count',
+  txnReadsStale: "a read inside a txn does not see the txn's own earlier writes",
+  deleteRangeEndInclusive: 'DeleteRange also deletes the key at range_end',
+  ignoreLeaseDetaches: 'a Put with ignore_lease leaves the key without its lease',
 } as const;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -100,7 +100,7 @@ interface SnapshotData {
 const fail = (error: EtcdError): EtcdResult => ({ type: 'error', error });
 
 export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
-  private store = new MvccStore();
+  private store: MvccStore;
   private leases = new LeaseTable();
   private applied = 0;
   private readonly hubs = new Set<WatchHub>();
@@ -109,7 +109,9 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS,
     /** Planted bugs for the simulator's mutation runs; never set in production. */
     private readonly mutants: Mutants = NO_MUTANTS,
-  ) {}
+  ) {
+    this.store = new MvccStore(mutants);
+  }
 
   get revision(): Revision {
     return this.store.revision;
@@ -236,7 +238,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
 
   /** A new watch hub (one per watch stream) fed by every later apply. */
   openWatchHub(): WatchHub {
-    const hub = new WatchHub(this, this.limits);
+    const hub = new WatchHub(this, this.limits, this.mutants);
     this.hubs.add(hub);
     return hub;
   }
@@ -260,7 +262,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   restore(data: Uint8Array): void {
     const s = decodeTagged(data) as SnapshotData;
     assert(s.format === 1, 'etcd: unknown snapshot format');
-    this.store = MvccStore.fromData(s.mvcc);
+    this.store = MvccStore.fromData(s.mvcc, this.mutants);
     this.leases = LeaseTable.fromData(s.leases);
     this.applied = s.appliedIndex;
     for (const hub of this.hubs) hub.resync();

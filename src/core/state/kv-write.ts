@@ -53,10 +53,15 @@ export function executePut(s: KvState, req: PutRequest): Omit<PutResponse, 'head
   const key = toByteKey(req.key);
   const old = s.store.get(key);
   const value = req.ignoreValue === true && old ? old.value : req.value;
-  const lease = req.ignoreLease === true ? (old?.lease ?? NO_LEASE) : (req.lease ?? NO_LEASE);
-  const { prev } = s.store.put(key, value, lease);
+  const mutants = s.store.mutants;
+  // The planted bug: ignore_lease read as "no lease".
+  const kept = mutants.has('ignoreLeaseDetaches') ? NO_LEASE : (old?.lease ?? NO_LEASE);
+  const lease = req.ignoreLease === true ? kept : (req.lease ?? NO_LEASE);
+  const { kv, prev } = s.store.put(key, value, lease);
   if (prev && prev.lease !== NO_LEASE && prev.lease !== lease) s.leases.detach(prev.lease, key);
   if (lease !== NO_LEASE) s.leases.attach(lease, key);
+  // The planted bug: the previous key-value read after the write.
+  if (req.prevKv === true && prev && mutants.has('prevKvAfterWrite')) return { prevKv: kv };
   return req.prevKv === true && prev ? { prevKv: prev } : {};
 }
 
@@ -70,6 +75,11 @@ export function executeDeleteRange(
   req: DeleteRangeRequest,
 ): Omit<DeleteRangeResponse, 'header'> {
   const live = s.store.range(keySpan(req.key, req.rangeEnd));
+  // The planted bug: range_end taken as inclusive.
+  if (s.store.mutants.has('deleteRangeEndInclusive') && req.rangeEnd && req.rangeEnd.length > 1) {
+    const last = s.store.get(toByteKey(req.rangeEnd));
+    if (last) live.push(last);
+  }
   const prevKvs: KeyValue[] = [];
   for (const kv of live) prevKvs.push(deleteKey(s, toByteKey(kv.key)));
   return { deleted: prevKvs.length, prevKvs: req.prevKv === true ? prevKvs : [] };

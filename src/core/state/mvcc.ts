@@ -2,6 +2,7 @@
 // key its history of versions, each stamped with the revision and sub-revision that wrote it.
 // A write transaction stages its changes at revision current+1; reads during the transaction see
 // them; ending the transaction makes that revision current only if something was written.
+import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
 import { fnvBytes, fnvNumber, fnvString } from '../base/hash.js';
 import type { Revision } from '../base/units.js';
@@ -45,6 +46,9 @@ function versionBytes(key: ByteKey, v: KeyVersion): number {
 }
 
 export class MvccStore {
+  /** Planted bugs for the simulator's mutation runs; never set in production. */
+  constructor(readonly mutants: Mutants = NO_MUTANTS) {}
+
   private currentRev = INITIAL_REVISION;
   private compactRev = 0;
   private readonly history = new Map<ByteKey, KeyVersion[]>();
@@ -65,6 +69,8 @@ export class MvccStore {
 
   /** The revision a "latest" read sees: current, or current+1 inside a write transaction. */
   get readRevision(): number {
+    // The planted bug: reads inside a write transaction miss what it wrote so far.
+    if (this.mutants.has('txnReadsStale')) return this.currentRev;
     return this.pending?.rev ?? this.currentRev;
   }
 
@@ -107,7 +113,7 @@ export class MvccStore {
       key: fromByteKey(key),
       createRevision: prev ? prev.createRevision : revision(p.rev),
       modRevision: revision(p.rev),
-      version: prev ? prev.version + 1 : 1,
+      version: prev ? prev.version + 1 : this.recreatedVersion(key),
       value,
       lease,
     };
@@ -190,8 +196,20 @@ export class MvccStore {
     };
   }
 
-  static fromData(data: MvccData): MvccStore {
-    const s = new MvccStore();
+  /**
+   * The version of a key written while absent: 1, a new incarnation. The planted bug: it goes on
+   * from the version it had before it was deleted.
+   */
+  private recreatedVersion(key: ByteKey): number {
+    if (!this.mutants.has('recreatedKeyKeepsVersion')) return 1;
+    const versions = this.history.get(key) ?? [];
+    let last = 0;
+    for (const v of versions) if (v.kv !== null) last = v.kv.version;
+    return last + 1;
+  }
+
+  static fromData(data: MvccData, mutants: Mutants = NO_MUTANTS): MvccStore {
+    const s = new MvccStore(mutants);
     s.currentRev = data.currentRevision;
     s.compactRev = data.compactRevision;
     for (const [key, versions] of data.keys) {

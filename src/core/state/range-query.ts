@@ -64,6 +64,8 @@ export function executeRange(store: MvccStore, req: RangeRequest): RangeResponse
     more = true;
   }
   if (req.keysOnly === true) kvs = kvs.map((kv) => ({ ...kv, value: EMPTY_BYTES }));
+  // The planted bug: the count taken after the limit.
+  if (store.mutants.has('rangeCountAfterLimit')) return { header, kvs, more, count: kvs.length };
   return { header, kvs, more, count };
 }
 

@@ -2,6 +2,7 @@
 // (op counts against the remaining budget, empty keys, empty ops), then the duplicate-key rule,
 // then every compare of the whole tree evaluated against the state before the txn (the "path"),
 // then checks of the chosen ops against the store, and only then the writes, all at one revision.
+import type { Mutants } from '../base/mutants.js';
 import type { Revision } from '../base/units.js';
 import type { EtcdError } from './etcd-errors.js';
 import {
@@ -220,11 +221,11 @@ const ZERO_KV: KeyValue = {
  */
 export function evaluateCompare(store: MvccStore, c: Compare): boolean {
   const kvs = store.range(keySpan(c.key, c.rangeEnd));
-  if (kvs.length === 0) return c.target === 'VALUE' ? false : compareKv(c, ZERO_KV);
-  return kvs.every((kv) => compareKv(c, kv));
+  if (kvs.length === 0) return c.target === 'VALUE' ? false : compareKv(c, ZERO_KV, store.mutants);
+  return kvs.every((kv) => compareKv(c, kv, store.mutants));
 }
 
-function compareKv(c: Compare, kv: KeyValue): boolean {
+function compareKv(c: Compare, kv: KeyValue, mutants: Mutants): boolean {
   const d = difference(c, kv);
   switch (c.result) {
     case 'EQUAL':
@@ -232,7 +233,8 @@ function compareKv(c: Compare, kv: KeyValue): boolean {
     case 'GREATER':
       return d > 0;
     case 'LESS':
-      return d < 0;
+      // The planted bug: LESS read as less-or-equal.
+      return mutants.has('txnLessAsLessEqual') ? d <= 0 : d < 0;
     case 'NOT_EQUAL':
       return d !== 0;
   }

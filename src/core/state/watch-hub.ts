@@ -3,6 +3,7 @@
 // them. A watcher that starts in the past is caught up from the store's history at once. When the
 // queue is full (the stream is slow) live events are not queued: watchers fall behind ("unsynced")
 // and are caught up from history at the next drain, or cancelled as compacted if it is gone.
+import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
 import type { Revision } from '../base/units.js';
 import { revision } from '../base/units.js';
@@ -73,6 +74,8 @@ export class WatchHub {
   constructor(
     private readonly source: WatchSource,
     private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS,
+    /** Planted bugs for the simulator's mutation runs; never set in production. */
+    private readonly mutants: Mutants = NO_MUTANTS,
   ) {}
 
   /** The number of live watchers. */
@@ -141,6 +144,8 @@ export class WatchHub {
         continue;
       }
       const mine = this.select(w, events);
+      // The planted bug: the first of several events of a revision is lost.
+      if (this.mutants.has('watchDropsFirstEvent') && mine.length > 1) mine.shift();
       if (mine.length > 0) this.push({ watchId: w.id, events: mine }, rev);
       w.nextRev = rev + 1;
     }
