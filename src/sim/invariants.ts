@@ -2,10 +2,10 @@
 // election safety, log matching, leader completeness, state machine safety, durable term and vote,
 // and monotonic apply. A violation throws at once, so the failing event is the last one run.
 import { fnvBytes, FNV_OFFSET } from '../core/base/hash.js';
-import type { LogIndex, NodeId, Term } from '../core/base/units.js';
+import { logIndex, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import type { RaftLog } from '../core/raft/log.js';
-import type { Entry, HardState, Snapshot, SoftState } from '../core/raft/types.js';
+import type { Entry, HardState, Message, Snapshot, SoftState } from '../core/raft/types.js';
 
 export type InvariantName =
   | 'election-safety'
@@ -34,6 +34,12 @@ export type InvariantName =
   | 'forward-deadline'
   /** A key outlived the lease it was attached to. */
   | 'lease-keys'
+  /** A follower committed past the last entry it knew to match its leader's log. */
+  | 'follower-commit'
+  /** A message that rests on a vote was sent before the vote was durable. */
+  | 'durable-before-send'
+  /** A leader's match index for a follower went back within its term. */
+  | 'match-monotonic'
   /** An applied entry's answer, or a revision's events, differ from the naive key space's. */
   | 'keyspace-reference';
 
@@ -221,6 +227,93 @@ export class Invariants {
   forget(id: NodeId): void {
     this.durable.delete(id);
     this.lastApplied.delete(id);
+    this.matched.delete(id);
+  }
+
+  /** Each leader's last seen match index per follower, in its life and term. */
+  private readonly matches = new Map<
+    NodeId,
+    { raft: Raft; term: number; of: Map<NodeId, number> }
+  >();
+
+  /**
+   * Within one leader's term, what it knows a follower's log matches only grows: a follower never
+   * loses entries it acknowledged in that term, so a smaller match can only come from a stale
+   * acknowledgement taken as news (a reordered or duplicated reply).
+   */
+  private checkMatches(id: NodeId, raft: Raft): void {
+    const prev = this.matches.get(id);
+    const same = prev && prev.raft === raft && prev.term === raft.term;
+    const of = new Map<NodeId, number>();
+    for (const [peer, match] of raft.matchIndexes()) {
+      const before = same ? prev.of.get(peer) : undefined;
+      if (before !== undefined && match < before)
+        fail(
+          'match-monotonic',
+          `leader ${id} of term ${raft.term} took ${peer}'s match from ${before} back to ${match}`,
+        );
+      of.set(peer, match);
+    }
+    this.matches.set(id, { raft, term: raft.term, of });
+  }
+
+  /**
+   * Node `m.from` sends `m`: a granted vote goes out only once the term and vote it grants are
+   * on disk (synced), else a crash could let the node vote again in the same term (Raft §5.2;
+   * checked at the send, where the bug is, not at a second leader, which needs a crash in the
+   * window and another candidate).
+   */
+  onSend(m: Message): void {
+    if (m.type !== 'voteResp' || m.reject) return;
+    const d = this.durable.get(m.from);
+    // A later term on disk is as good: the node can never vote in this term again.
+    if (d && (d.term > m.term || (d.term === m.term && d.vote === m.to))) return;
+    if (!d || d.term !== m.term || d.vote !== m.to)
+      fail(
+        'durable-before-send',
+        `node ${m.from} granted its vote in term ${m.term} to ${m.to} with ${d ? `${d.term}/${d.vote}` : 'nothing'} on disk`,
+      );
+  }
+
+  /**
+   * Per node, in its current life and term: the last index it knows matches its leader's log,
+   * from the appends and snapshots it accepted (log matching makes every entry up to it the
+   * leader's).
+   */
+  private readonly matched = new Map<NodeId, { raft: Raft; term: number; index: number }>();
+
+  /**
+   * After `raft` (node `id`) handled `m`: a follower's commit index moved only as far as what it
+   * knows is the leader's — the last entry of the appends it accepted this term, or what the
+   * leader's heartbeat says it holds (the leader sends min(match, commit)), or a snapshot. Checked
+   * where the bug happens, not at the apply where its consequence may (rarely) show.
+   */
+  onMessageHandled(id: NodeId, m: Message, commitBefore: number, raft: Raft): void {
+    const known = this.matched.get(id);
+    let matched = known && known.raft === raft && known.term === raft.term ? known.index : 0;
+    if (m.term === raft.term && raft.role === 'follower') {
+      if (m.type === 'app') {
+        const last = m.prevIndex + m.entries.length;
+        const lastTerm = m.entries[m.entries.length - 1]?.term ?? m.prevTerm;
+        if (raft.log.term(logIndex(last)) === lastTerm) matched = Math.max(matched, last);
+      } else if (m.type === 'snap') {
+        matched = Math.max(matched, m.snapshot.index);
+      }
+    }
+    this.matched.set(id, { raft, term: raft.term, index: matched });
+    if (raft.role === 'leader') this.checkMatches(id, raft);
+    const commit = raft.log.committed;
+    // Only what a follower learns from its leader: a leader that commits on an acknowledgement
+    // and then steps down (it removed itself) is a leader's commit.
+    const fromLeader = m.type === 'app' || m.type === 'heartbeat' || m.type === 'snap';
+    if (commit <= commitBefore || raft.role !== 'follower' || !fromLeader) return;
+    const bound = m.type === 'heartbeat' ? m.commit : matched;
+    if (commit > bound)
+      fail(
+        'follower-commit',
+        `node ${id} committed to ${commit} on a ${m.type} from ${m.from} in term ${m.term}, past ` +
+          `the last entry it knew to be the leader's (${bound})`,
+      );
   }
 
   /** Within one life of a node (one Raft instance), its commit index never decreases. */

@@ -488,6 +488,7 @@ class Simulation {
   }
 
   private send(m: Message, from: SimNode): void {
+    this.guard(() => this.inv.onSend(m));
     if (this.partitions.isBlocked(m.from, m.to)) return;
     const stamp = from.stamp(this.q.now);
     const extra = this.slowness(m.from, m.to);
@@ -499,7 +500,12 @@ class Simulation {
         if (!dest) return;
         dest.run(m.from, () => {
           dest.heardFrom(m.from, stamp, dest.localNow(this.q.now));
-          dest.member?.receiveMessage(m);
+          const member = dest.member;
+          if (!member) return;
+          const commitBefore = member.replica.raft.log.committed;
+          member.receiveMessage(m);
+          const raft = member.replica.raft;
+          this.guard(() => this.inv.onMessageHandled(dest.id, m, commitBefore, raft));
         });
       });
     }

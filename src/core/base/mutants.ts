@@ -40,6 +40,9 @@ export const MUTANTS = {
   txnReadsStale: "a read inside a txn does not see the txn's own earlier writes",
   deleteRangeEndInclusive: 'DeleteRange also deletes the key at range_end',
   ignoreLeaseDetaches: 'a Put with ignore_lease leaves the key without its lease',
+  voteSyncedOnlyWithTerm:
+    'a vote is synced only when the term changes too: granted in a term already persisted, it is sent before it is durable',
+  staleAckLowersMatch: "a leader takes a stale append acknowledgement as the follower's match",
 } as const;
 
 export type MutantName = keyof typeof MUTANTS;

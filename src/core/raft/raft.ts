@@ -153,6 +153,11 @@ export class Raft {
 
   // ---------------------------------------------------------------- configuration
 
+  /** For observers: what this leader knows each follower's log matches, by node. */
+  matchIndexes(): ReadonlyMap<NodeId, LogIndex> {
+    return new Map([...this.progress].map(([id, pr]) => [id, pr.match]));
+  }
+
   conf(): ConfState {
     const last = this.confs[this.confs.length - 1];
     return last ? last.conf : this.baseConf;
@@ -766,6 +771,8 @@ export class Raft {
       return;
     }
     const oldPaused = !pr.canSend();
+    // The planted bug: an acknowledgement that arrives after a newer one lowers the match.
+    if (this.has('staleAckLowersMatch') && m.index < pr.match) pr.match = m.index;
     if (!pr.maybeUpdate(m.index)) {
       if (oldPaused) this.sendAppend(m.from, false);
       return;
@@ -938,7 +945,10 @@ export class Raft {
       snapshot,
       entries,
       mustSync:
-        entries.length > 0 || hs.term !== this.prevHard.term || hs.vote !== this.prevHard.vote,
+        entries.length > 0 ||
+        hs.term !== this.prevHard.term ||
+        // The planted bug: a new vote in a term already on disk is not worth a sync.
+        (hs.vote !== this.prevHard.vote && !this.has('voteSyncedOnlyWithTerm')),
       committedEntries,
       messages: this.msgs,
       readStates: this.readStates,
