@@ -614,14 +614,6 @@ export class KeyspaceReference {
           answer: { header: r.response.header.revision, ...txnBody(r.response) },
         };
       case 'leaseGrant':
-        return {
-          kind: 'ok',
-          answer: {
-            header: r.response.header.revision,
-            id: String(r.response.id),
-            ttl: r.response.ttlSeconds,
-          },
-        };
       case 'leaseKeepAlive':
         return {
           kind: 'ok',

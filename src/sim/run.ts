@@ -999,11 +999,14 @@ class Simulation {
    * run where a cut-off leader's clock was slowed (×0.25).
    */
   private clocksNeverSlow(): boolean {
-    return (
+    // Asked at every proposal: decided once per run.
+    this.neverSlow ??=
       this.clocksWithinBound() &&
-      !this.schedule.faults.some((f) => f.kind === 'partition' && f.slowClockFactor !== undefined)
-    );
+      !this.schedule.faults.some((f) => f.kind === 'partition' && f.slowClockFactor !== undefined);
+    return this.neverSlow;
   }
+
+  private neverSlow: boolean | undefined;
 
   /**
    * Let replication finish so every live member catches up with the leader. A follower may be far
