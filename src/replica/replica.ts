@@ -401,11 +401,15 @@ export class Replica<R> {
       wrote = true;
     }
     this.ownSnapshot = undefined;
+    // The hard state goes before the entries: a crash keeps a prefix of what was not synced, and
+    // entries of a term whose hard state was lost would make the log newer than the node's term
+    // (recovery refuses that). The other way round, a kept term with lost entries is a node
+    // that is merely behind.
+    if (rd.hardState) disk.append(WAL_FILE, encodeHardState(rd.hardState));
     if (rd.entries.length > 0) {
       disk.append(WAL_FILE, encodeEntries(rd.entries));
       wrote = true;
     }
-    if (rd.hardState) disk.append(WAL_FILE, encodeHardState(rd.hardState));
     // A hard state that only moves the commit index is written but not synced (Ready.mustSync):
     // one fdatasync fewer per commit on the leader's path and on every follower heartbeat.
     if (rd.mustSync) wrote = true;

@@ -203,7 +203,9 @@ export function recover(
   const scan = wal
     ? scanRecords(wal, opts.mutants.has('tornTailValid'))
     : { status: 'ok' as const, payloads: [], validBytes: 0 };
+  let installIncomplete = false;
   for (const p of scan.payloads) {
+    if (installIncomplete) break;
     readOrCorrupt(() => {
       const r = new ByteReader(p);
       const type = r.u8();
@@ -212,7 +214,11 @@ export function recover(
       } else if (type === RecordType.SnapshotMarker) {
         const index = r.f64();
         r.f64();
-        entries = entries.filter((e) => e.index > index);
+        // A marker newer than the snapshot file: the crash came after the marker was written
+        // but before the file replace landed. The install never completed, so nothing from the
+        // marker on was promised (its batch was not synced); the log before it stands.
+        if (index > (snapshot?.index ?? 0)) installIncomplete = true;
+        else entries = entries.filter((e) => e.index > index);
       } else if (type === RecordType.Entries) {
         const n = r.u32();
         for (let i = 0; i < n; i++) {

@@ -135,6 +135,29 @@ test('a snapshot marker drops entries it covers; entries after the snapshot are 
   );
 });
 
+test('a marker newer than the snapshot file ends replay: the install never completed', () => {
+  // The crash kept the marker of a received snapshot (index 9) but not its file replace: the
+  // snapshot file is still the old one (index 2), so the entries it would drop are kept.
+  const snap = {
+    index: logIndex(2),
+    term: term(1),
+    conf: { voters: [nodeId(1)], learners: [] },
+    data: enc.encode('s'),
+  };
+  const wal = cat(
+    encodeEntries([entry(3, 1), entry(4, 1)]),
+    encodeSnapshotMarker(logIndex(9), term(2)),
+    encodeHardState(hs(2, 0, 9)),
+  );
+  const r = recover(wal, encodeSnapshot(snap), opts);
+  assert.equal(r.snapshot?.index, 2);
+  assert.deepEqual(
+    r.entries.map((e) => e.index),
+    [3, 4],
+  );
+  assert.equal(r.hardState, undefined, 'nothing after the marker was promised');
+});
+
 test('entries that do not continue a newer snapshot are dropped', () => {
   // The snapshot file landed (index 5, term 3) but the WAL still holds an older history.
   const snap = {
