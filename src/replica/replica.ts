@@ -75,7 +75,7 @@ export interface ReplicaObserver {
   /** The node has recovered from its disk and is about to run. */
   onStart?(id: NodeId, raft: Raft): void;
   /** The leader appended a proposal to its log at `index`. */
-  onPropose?(id: NodeId, index: LogIndex, data: Uint8Array): void;
+  onPropose?(id: NodeId, index: LogIndex, t: Term, data: Uint8Array): void;
   /** Entry `e` is about to be applied. */
   onApply?(id: NodeId, e: Entry): void;
   /**
@@ -85,6 +85,15 @@ export interface ReplicaObserver {
   onApplied?(id: NodeId, e: Entry, result: unknown): void;
   onSoftState?(id: NodeId, s: SoftState): void;
   onPersistedHardState?(id: NodeId, hs: HardState): void;
+  /** A batch of entries goes to the WAL (a sync follows when it must be durable). */
+  onWrite?(id: NodeId, entries: readonly Entry[]): void;
+  /**
+   * A batch is durable: its entries and the snapshot it wrote (at `snapshotIndex`) are on disk.
+   * Reported after the sync, before any message of the batch is sent.
+   */
+  onPersisted?(id: NodeId, entries: readonly Entry[], snapshotIndex: LogIndex | undefined): void;
+  /** A proposal is answered as applied, with entry `e`. */
+  onAnswered?(id: NodeId, e: Entry): void;
   onRestoreSnapshot?(id: NodeId, s: Snapshot): void;
 }
 
@@ -278,7 +287,7 @@ export class Replica<R> {
     // A proposal of an earlier term at the same index lost its place in the log.
     this.proposals.get(r.index)?.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
     this.proposals.set(r.index, { term: r.term, done });
-    this.observer.onPropose?.(this.id, r.index, data);
+    this.observer.onPropose?.(this.id, r.index, r.term, data);
     this.process();
   }
 
@@ -400,6 +409,7 @@ export class Replica<R> {
       );
       wrote = true;
     }
+    const snapshotIndex = rd.snapshot?.index ?? this.ownSnapshot?.index;
     this.ownSnapshot = undefined;
     // The hard state goes before the entries: a crash keeps a prefix of what was not synced, and
     // entries of a term whose hard state was lost would make the log newer than the node's term
@@ -407,6 +417,7 @@ export class Replica<R> {
     // that is merely behind.
     if (rd.hardState) disk.append(WAL_FILE, encodeHardState(rd.hardState));
     if (rd.entries.length > 0) {
+      this.observer.onWrite?.(this.id, rd.entries);
       disk.append(WAL_FILE, encodeEntries(rd.entries));
       wrote = true;
     }
@@ -415,6 +426,7 @@ export class Replica<R> {
     if (rd.mustSync) wrote = true;
     const after = (): void => {
       if (rd.hardState && wrote) this.observer.onPersistedHardState?.(this.id, rd.hardState);
+      this.observer.onPersisted?.(this.id, rd.entries, snapshotIndex);
       this.afterPersist(rd, sentEarly);
     };
     if (!wrote) {
@@ -469,9 +481,10 @@ export class Replica<R> {
     const p = this.proposals.get(e.index);
     if (!p) return;
     this.proposals.delete(e.index);
-    if (p.term === e.term && e.type === 'normal')
+    if (p.term === e.term && e.type === 'normal') {
+      this.observer.onAnswered?.(this.id, e);
       p.done({ ok: true, result: result as R, index: e.index });
-    else p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
+    } else p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });
   }
 
   private failProposals(): void {

@@ -259,3 +259,20 @@ export function recover(
     tornTail: scan.status === 'torn',
   };
 }
+
+/**
+ * Of appends that are each whole records (as the replica writes them), the lowest index of an
+ * entry they hold, or undefined if they hold none: what a crash could still lose. For the
+ * simulator's check that acknowledgements wait for the sync.
+ */
+export function unsyncedEntriesFrom(appends: readonly Uint8Array[]): number | undefined {
+  let lowest: number | undefined;
+  for (const a of appends) {
+    const view = new DataView(a.buffer, a.byteOffset, a.byteLength);
+    if (a.length < HEADER_BYTES + 13 || a[HEADER_BYTES] !== RecordType.Entries) continue;
+    if (view.getUint32(HEADER_BYTES + 1, true) === 0) continue;
+    const first = view.getFloat64(HEADER_BYTES + 5, true);
+    if (lowest === undefined || first < lowest) lowest = first;
+  }
+  return lowest;
+}

@@ -30,6 +30,10 @@ export class SimDisk implements Disk {
   private epoch = 0;
   /** Bytes ever synced, for the report. */
   syncs = 0;
+  /** Told when a sync is issued (a nemesis aims crashes at the window before it completes). */
+  onSyncIssued: (() => void) | undefined;
+  /** Told when a replace has completed (a nemesis crashes between two replaces). */
+  onReplaced: ((name: string) => void) | undefined;
 
   constructor(
     private readonly q: EventQueue,
@@ -53,6 +57,11 @@ export class SimDisk implements Disk {
     // A file whose first write (an atomic replace) never completed does not exist.
     if (!f || (f.durable.length === 0 && f.unsynced.length === 0)) return undefined;
     return concat([...f.durable, ...f.unsynced]);
+  }
+
+  /** Appends to `name` not yet covered by a completed sync, oldest first (for the checkers). */
+  unsynced(name: string): readonly Uint8Array[] {
+    return this.files.get(name)?.unsynced ?? [];
   }
 
   append(name: string, bytes: Uint8Array): void {
@@ -81,6 +90,7 @@ export class SimDisk implements Disk {
       this.syncs++;
       done();
     });
+    this.onSyncIssued?.();
   }
 
   replace(name: string, bytes: Uint8Array, done: () => void): void {
@@ -93,6 +103,7 @@ export class SimDisk implements Disk {
       f.durableBytes = copy.length;
       f.unsynced.splice(0, superseded);
       done();
+      this.onReplaced?.(name);
     });
   }
 

@@ -5,7 +5,15 @@ import { fnvBytes, FNV_OFFSET } from '../core/base/hash.js';
 import { logIndex, type LogIndex, type NodeId, type Term } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import type { RaftLog } from '../core/raft/log.js';
-import type { Entry, HardState, Message, Snapshot, SoftState } from '../core/raft/types.js';
+import { applyConfChange, decodeConfChange, describeConf } from '../core/raft/conf.js';
+import type {
+  ConfState,
+  Entry,
+  HardState,
+  Message,
+  Snapshot,
+  SoftState,
+} from '../core/raft/types.js';
 
 export type InvariantName =
   | 'election-safety'
@@ -41,7 +49,15 @@ export type InvariantName =
   /** A leader's match index for a follower went back within its term. */
   | 'match-monotonic'
   /** An applied entry's answer, or a revision's events, differ from the naive key space's. */
-  | 'keyspace-reference';
+  | 'keyspace-reference'
+  /** A restarted member's log is not the log it had durably (plus writes the crash kept). */
+  | 'durable-log'
+  /** A snapshot's configuration is not the one committed at its index. */
+  | 'snapshot-conf'
+  /** A proposal was answered with an entry other than the one proposed (index and term). */
+  | 'answered-proposal'
+  /** A connected, healthy majority went without a leader it follows while faults were active. */
+  | 'availability';
 
 /** A node's identity and log: a live core, or the log a crashed node would restart with. */
 export interface LogHolder {
@@ -133,6 +149,7 @@ export class Invariants {
     const c = this.committed.get(e.index);
     if (c === undefined) {
       this.committed.set(e.index, { term: e.term, hash: h, committedBy: this.maxLeaderTerm });
+      if (e.type === 'conf') this.noteConf(e);
       if (e.index > this.maxCommitted) this.maxCommitted = e.index;
       this.checkCommitSafety(id, e, h);
     } else if (c.term !== e.term || c.hash !== h) {
@@ -144,6 +161,7 @@ export class Invariants {
   }
 
   onRestoreSnapshot(id: NodeId, s: Snapshot): void {
+    this.checkSnapshotConf(id, s, 'restored');
     const c = this.committed.get(s.index);
     if (c && c.term !== s.term)
       fail(
@@ -189,6 +207,70 @@ export class Invariants {
     }
   }
 
+  /** The lowest index of entries a node has written but not synced (the simulated disk knows). */
+  unsyncedFrom: (id: NodeId) => number | undefined = () => undefined;
+  /** The configuration the cluster started with (in force before any change entry). */
+  initialConf: ConfState = { voters: [], learners: [] };
+  /** Configurations by the index of the committed change entry that made them, ascending. */
+  private readonly confs: { index: number; conf: ConfState }[] = [];
+
+  private noteConf(e: Entry): void {
+    const last = this.confs[this.confs.length - 1];
+    // Indexes are first applied in order: each change applies to the one before it.
+    if (last && last.index >= e.index) return;
+    const before = last ? last.conf : this.initialConf;
+    this.confs.push({ index: e.index, conf: applyConfChange(before, decodeConfChange(e.data)) });
+  }
+
+  /** The configuration in force at `index`: that of the last committed change at or below it. */
+  private confAt(index: number): ConfState {
+    for (let i = this.confs.length - 1; i >= 0; i--) {
+      const c = this.confs[i] as { index: number; conf: ConfState };
+      if (c.index <= index) return c.conf;
+    }
+    return this.initialConf;
+  }
+
+  /**
+   * A snapshot carries the configuration committed at its index, not a newer one (thesis
+   * §5.4.1): a node that restores it must not vote or count votes by a change that may yet be
+   * truncated. Checked where a snapshot is made visible: sent, restored, recovered.
+   */
+  private checkSnapshotConf(id: NodeId, s: Snapshot, how: string): void {
+    // Snapshots are of applied state, so every change at or below the index is known.
+    if (s.index > this.maxCommitted) return;
+    const want = this.confAt(s.index);
+    const key = (c: ConfState): string => describeConf(c);
+    if (key(want) !== key(s.conf))
+      fail(
+        'snapshot-conf',
+        `node ${id} ${how} snapshot ${s.index}/${s.term} with ${key(s.conf)}, but ${key(want)} was committed at it`,
+      );
+  }
+
+  /** Per node, its proposals by index: the term it proposed in and the data's hash. */
+  private readonly proposals = new Map<NodeId, Map<number, { term: number; hash: number }>>();
+
+  onPropose(id: NodeId, index: LogIndex, t: Term, data: Uint8Array): void {
+    let mine = this.proposals.get(id);
+    if (!mine) {
+      mine = new Map();
+      this.proposals.set(id, mine);
+    }
+    mine.set(index, { term: t, hash: fnvBytes(FNV_OFFSET, data) });
+  }
+
+  /** A proposal answered as applied: the entry is the one proposed, at its index and term. */
+  onAnswered(id: NodeId, e: Entry): void {
+    const p = this.proposals.get(id)?.get(e.index);
+    this.proposals.get(id)?.delete(e.index);
+    if (!p || p.term !== e.term || p.hash !== hashEntry(e))
+      fail(
+        'answered-proposal',
+        `node ${id} answered its proposal ${p ? `${e.index}/${p.term}` : `at ${e.index} (none)`} with entry ${e.index}/${e.term}${p && p.hash !== hashEntry(e) ? ' (other data)' : ''}`,
+      );
+  }
+
   /** The live nodes' cores, for checks that look across the cluster. */
   liveRafts: () => readonly Raft[] = () => [];
   /** The durable logs of crashed nodes, as they would restart. */
@@ -197,6 +279,8 @@ export class Invariants {
   /** A node starts (or restarts) applying from its snapshot. */
   onStart(id: NodeId, raft: Raft): void {
     this.lastApplied.set(id, raft.log.applied);
+    this.proposals.delete(id);
+    if (raft.lastSnapshot) this.checkSnapshotConf(id, raft.lastSnapshot, 'restarted from');
     const d = this.durable.get(id);
     if (d) {
       if (raft.term < d.term)
@@ -211,6 +295,8 @@ export class Invariants {
         );
       }
     }
+    // What it recovered is on disk by definition.
+    if (!d || raft.term > d.term) this.durable.set(id, raft.hardState());
   }
 
   onPersistedHardState(id: NodeId, hs: HardState): void {
@@ -226,6 +312,7 @@ export class Invariants {
 
   forget(id: NodeId): void {
     this.durable.delete(id);
+    this.proposals.delete(id);
     this.lastApplied.delete(id);
     this.matched.delete(id);
   }
@@ -264,8 +351,26 @@ export class Invariants {
    * window and another candidate).
    */
   onSend(m: Message): void {
-    if (m.type !== 'voteResp' || m.reject) return;
+    if (m.type === 'snap') this.checkSnapshotConf(m.from, m.snapshot, `sent ${m.to}`);
     const d = this.durable.get(m.from);
+    // Every message but a pre-vote speaks for a term the sender has on disk (Figure 2: persist
+    // currentTerm before responding): one that forgets it at a crash could answer for an older
+    // term again.
+    if (m.type !== 'preVote' && m.type !== 'preVoteResp' && (!d || d.term < m.term))
+      fail(
+        'durable-before-send',
+        `node ${m.from} sent a ${m.type} of term ${m.term} to ${m.to} with term ${d ? d.term : 'nothing'} on disk`,
+      );
+    if (m.type === 'appResp' && !m.reject) {
+      // An acknowledgement promises the entries up to m.index are on disk (§5.3, §10.2.1).
+      const unsynced = this.unsyncedFrom(m.from);
+      if (unsynced !== undefined && unsynced <= m.index)
+        fail(
+          'durable-before-send',
+          `node ${m.from} acknowledged ${m.index} to ${m.to} in term ${m.term} while its entries from ${unsynced} were not synced`,
+        );
+    }
+    if (m.type !== 'voteResp' || m.reject) return;
     // A later term on disk is as good: the node can never vote in this term again.
     if (d && (d.term > m.term || (d.term === m.term && d.vote === m.to))) return;
     if (!d || d.term !== m.term || d.vote !== m.to)
@@ -276,21 +381,22 @@ export class Invariants {
   }
 
   /**
-   * Per node, in its current life and term: the last index it knows matches its leader's log,
-   * from the appends and snapshots it accepted (log matching makes every entry up to it the
-   * leader's).
+   * Per node, in its current term: the last index it knows matches its leader's log, from the
+   * appends and snapshots it accepted (log matching makes every entry up to it the leader's).
+   * Kept across a restart in the same term: what it acknowledged was durable.
    */
-  private readonly matched = new Map<NodeId, { raft: Raft; term: number; index: number }>();
+  private readonly matched = new Map<NodeId, { term: number; index: number }>();
 
   /**
-   * After `raft` (node `id`) handled `m`: a follower's commit index moved only as far as what it
-   * knows is the leader's — the last entry of the appends it accepted this term, or what the
-   * leader's heartbeat says it holds (the leader sends min(match, commit)), or a snapshot. Checked
-   * where the bug happens, not at the apply where its consequence may (rarely) show.
+   * After `raft` (node `id`) handled `m`: a follower's commit index moved only as far as both
+   * what it knows is the leader's (the last entry of the appends it accepted this term, or a
+   * snapshot) and what the leader said is committed. A heartbeat proves no entry: the leader
+   * sends min(match, commit) so that it never does. Checked where the bug happens, not at the
+   * apply where its consequence may (rarely) show.
    */
   onMessageHandled(id: NodeId, m: Message, commitBefore: number, raft: Raft): void {
     const known = this.matched.get(id);
-    let matched = known && known.raft === raft && known.term === raft.term ? known.index : 0;
+    let matched = known && known.term === raft.term ? known.index : 0;
     if (m.term === raft.term && raft.role === 'follower') {
       if (m.type === 'app') {
         const last = m.prevIndex + m.entries.length;
@@ -300,19 +406,19 @@ export class Invariants {
         matched = Math.max(matched, m.snapshot.index);
       }
     }
-    this.matched.set(id, { raft, term: raft.term, index: matched });
+    this.matched.set(id, { term: raft.term, index: matched });
     if (raft.role === 'leader') this.checkMatches(id, raft);
     const commit = raft.log.committed;
     // Only what a follower learns from its leader: a leader that commits on an acknowledgement
     // and then steps down (it removed itself) is a leader's commit.
     const fromLeader = m.type === 'app' || m.type === 'heartbeat' || m.type === 'snap';
     if (commit <= commitBefore || raft.role !== 'follower' || !fromLeader) return;
-    const bound = m.type === 'heartbeat' ? m.commit : matched;
+    const bound = m.type === 'snap' ? m.snapshot.index : Math.min(m.commit, matched);
     if (commit > bound)
       fail(
         'follower-commit',
         `node ${id} committed to ${commit} on a ${m.type} from ${m.from} in term ${m.term}, past ` +
-          `the last entry it knew to be the leader's (${bound})`,
+          `what it knew to be the leader's and committed (${bound})`,
       );
   }
 

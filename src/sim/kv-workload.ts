@@ -25,6 +25,13 @@ export interface KvWorkloadOptions {
   readonly opTimeoutMs: number;
   /** A single read attempt is abandoned after this long and tried on another member. */
   readonly attemptTimeoutMs: number;
+  /**
+   * The last `patientClients` clients (readers first) wait `patientWaitMs` for an attempt and
+   * for the operation, as long as real clients do: long enough for a paused or cut-off leader's
+   * stale answer to reach a client still waiting for it.
+   */
+  readonly patientClients?: number;
+  readonly patientWaitMs?: number;
 }
 
 interface KvClient {
@@ -32,6 +39,8 @@ interface KvClient {
   /** The member it sends to first: the last one that answered. */
   prefer: NodeId | undefined;
   readonly readOnly: boolean;
+  readonly opTimeoutMs: number;
+  readonly attemptTimeoutMs: number;
 }
 
 export class KvWorkload {
@@ -58,11 +67,16 @@ export class KvWorkload {
   }
 
   start(): void {
-    for (let c = 0; c < this.opts.clients + this.opts.readers; c++) {
+    const all = this.opts.clients + this.opts.readers;
+    for (let c = 0; c < all; c++) {
+      const patient = c >= all - (this.opts.patientClients ?? 0);
+      const waitMs = this.opts.patientWaitMs ?? this.opts.opTimeoutMs;
       const client: KvClient = {
         historyId: this.nextHistoryId++,
         prefer: undefined,
         readOnly: c >= this.opts.clients,
+        opTimeoutMs: patient ? Math.max(waitMs, this.opts.opTimeoutMs) : this.opts.opTimeoutMs,
+        attemptTimeoutMs: patient ? waitMs : this.opts.attemptTimeoutMs,
       };
       void this.running.loop(() => this.loop(client));
     }
@@ -76,14 +90,20 @@ export class KvWorkload {
       const input = client.readOnly
         ? this.getInput(this.prng.int(0, this.opts.keys))
         : this.randomInput();
-      await this.run(client, input, this.opts.opTimeoutMs);
+      await this.run(client, input, client.opTimeoutMs);
       await sleep(this.env, this.prng.int(THINK_MS.min, THINK_MS.max));
     }
   }
 
   /** A fresh client's read of every key (after healing: each must finish). */
   async finalReads(timeoutMs: number): Promise<{ done: number; failed: number }> {
-    const client: KvClient = { historyId: this.nextHistoryId++, prefer: undefined, readOnly: true };
+    const client: KvClient = {
+      historyId: this.nextHistoryId++,
+      prefer: undefined,
+      readOnly: true,
+      opTimeoutMs: timeoutMs,
+      attemptTimeoutMs: this.opts.attemptTimeoutMs,
+    };
     let done = 0;
     let failed = 0;
     for (let k = 0; k < this.opts.keys; k++) {
@@ -106,7 +126,7 @@ export class KvWorkload {
     const start = this.env.q.now;
     const r = await call(this.env, this.prng, req.path, req.request, req.write, {
       timeoutMs,
-      attemptTimeoutMs: this.opts.attemptTimeoutMs,
+      attemptTimeoutMs: client.attemptTimeoutMs,
       prefer: client.prefer,
     });
     if (r.ok) {
@@ -144,8 +164,8 @@ export class KvWorkload {
   private async compact(client: KvClient): Promise<void> {
     this.compactedTo = this.revisionSeen - COMPACT_KEEP_REVISIONS;
     await call(this.env, this.prng, KV.compact, { revision: String(this.compactedTo) }, true, {
-      timeoutMs: this.opts.opTimeoutMs,
-      attemptTimeoutMs: this.opts.attemptTimeoutMs,
+      timeoutMs: client.opTimeoutMs,
+      attemptTimeoutMs: client.attemptTimeoutMs,
       prefer: client.prefer,
     });
   }

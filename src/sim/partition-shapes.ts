@@ -46,6 +46,14 @@ export function planPartition(shape: PartitionShape, view: PartitionView, p: Prn
       for (const o of ids) if (o !== victim) cut(victim, o);
       return { kind: 'cut', links, victim };
     }
+    case 'deafLeader': {
+      // The leader's messages go out, nothing comes back: its followers keep hearing a leader
+      // that can commit nothing (CheckQuorum's case, Raft thesis §6.2).
+      const victim = view.leader ?? shuffled[0];
+      if (victim === undefined) return { kind: 'none' };
+      for (const o of ids) if (o !== victim) links.push([o, victim]);
+      break;
+    }
     case 'majorityMinority': {
       const k = Math.floor(ids.length / 2);
       const minority = shuffled.slice(0, k);

@@ -19,7 +19,15 @@ import type { Clock, Transport } from '../replica/io.js';
 import { Member } from '../replica/member/member.js';
 import type { InitialMember, MemberLog } from '../replica/member/member-config.js';
 import { wellFormedEntry } from '../replica/member/server-machine.js';
-import { CorruptWalError, recover, SNAP_FILE, WAL_FILE } from '../replica/wal.js';
+import {
+  CorruptWalError,
+  recover,
+  SNAP_FILE,
+  unsyncedEntriesFrom,
+  WAL_FILE,
+} from '../replica/wal.js';
+import { AvailabilityWatch } from './availability.js';
+import { DurableLogs } from './durable-logs.js';
 import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
 import { ApiChannel, MemberApi } from './api-channel.js';
@@ -81,6 +89,14 @@ export interface RunOptions {
   readonly eventsMax?: number;
 }
 
+/** Messages that answer another: the acknowledgements a nemesis reorders and duplicates. */
+const RESPONSES: ReadonlySet<Message['type']> = new Set([
+  'appResp',
+  'heartbeatResp',
+  'voteResp',
+  'preVoteResp',
+]);
+
 /** Held-event sources besides peers (whose source is their node id). */
 const SOURCE_CLIENT = -1;
 const SOURCE_DISK = -2;
@@ -97,6 +113,11 @@ const PEER_WAIT_ELECTIONS = 5;
 const WATCH_QUIET_ELECTIONS = 10;
 /** A member's clock at a boot reads a random value below this (a new process, another host). */
 const CLOCK_ORIGIN_MAX_MS = 1_000_000;
+/**
+ * A majority up and connected among itself must be served by a leader within this many election
+ * timeouts, while faults are active (PreVote, then a vote, each a round that loss may repeat).
+ */
+const AVAILABILITY_ELECTIONS = 15;
 /** A Lock call waits for its turn at most this many election timeouts. */
 const LOCK_WAIT_ELECTIONS = 30;
 
@@ -115,10 +136,13 @@ class Simulation {
   private readonly root: Prng;
   private readonly netPrng: Prng;
   private readonly nemesisPrng: Prng;
+  /** Draws of the late-message nemeses (a stream of their own, so others stay as they were). */
+  private readonly latePrng: Prng;
   private readonly partitions = new Partitions();
   private readonly links: PeerLinks;
   private readonly nodes = new Map<NodeId, SimNode>();
   private readonly inv = new Invariants();
+  private readonly durableLogs = new DurableLogs();
   private readonly mutants: Mutants;
   private readonly initialConf: ConfState;
   private readonly initialMembers: ReadonlyMap<NodeId, InitialMember>;
@@ -145,6 +169,10 @@ class Simulation {
   private stopStarving: (() => void)[] = [];
   /** Members whose links are slow, and by how much (ms). */
   private readonly slowed = new Map<NodeId, number>();
+  /** Members being starved, until when (they take no fair part in elections meanwhile). */
+  private readonly starvedUntil = new Map<NodeId, number>();
+  /** Compact faults waiting for the next configuration change the leader proposes. */
+  private compactsAtConfChange = 0;
   private leaderAfterHealMs: number | undefined;
   /** The first bug a member reported in its log or an escaped rejection: fails the run. */
   private internalError: string | undefined;
@@ -163,6 +191,7 @@ class Simulation {
     this.root = prng(schedule.seed);
     this.netPrng = this.root.fork('net');
     this.nemesisPrng = this.root.fork('nemesis');
+    this.latePrng = this.root.fork('late-delivery');
     this.mutants = opts.mutants ?? NO_MUTANTS;
     const voters = Array.from({ length: this.cfg.nodes }, (_, i) => nodeId(i + 1));
     this.initialConf = { voters, learners: [] };
@@ -220,6 +249,8 @@ class Simulation {
       keys: this.cfg.keys,
       opTimeoutMs: this.cfg.opTimeoutMs,
       attemptTimeoutMs: this.cfg.attemptTimeoutMs,
+      patientClients: this.cfg.patientClients ?? 0,
+      patientWaitMs: this.cfg.patientWaitMs ?? this.cfg.opTimeoutMs,
     });
     const holderOpts = {
       ttlSeconds: this.cfg.leaseTtlSeconds,
@@ -271,6 +302,11 @@ class Simulation {
       quietMs: WATCH_QUIET_ELECTIONS * electionMs,
     });
     this.inv.liveRafts = () => this.liveRafts();
+    this.inv.initialConf = this.initialConf;
+    this.inv.unsyncedFrom = (id) => {
+      const disk = this.nodes.get(id)?.disk;
+      return disk ? unsyncedEntriesFrom(disk.unsynced(WAL_FILE)) : undefined;
+    };
     this.inv.crashedLogs = () => {
       const out: LogHolder[] = [];
       for (const n of this.nodes.values()) if (n.state === 'down' && n.ghost) out.push(n.ghost);
@@ -380,11 +416,20 @@ class Simulation {
           disk: node.disk,
           log: this.memberLog(node),
           observer: {
-            onStart: (id, raft) => this.guard(() => this.inv.onStart(id, raft)),
-            onPropose: (id, _index, data) =>
+            onStart: (id, raft) =>
               this.guard(() => {
+                this.durableLogs.onStart(id, raft);
+                this.inv.onStart(id, raft);
+              }),
+            onPropose: (id, index, t, data) =>
+              this.guard(() => {
+                this.inv.onPropose(id, index, t, data);
                 if (this.clocksNeverSlow()) this.writeDeadlines.checkProposal(id, data, this.q.now);
               }),
+            onWrite: (id, entries) => this.guard(() => this.durableLogs.onWrite(id, entries)),
+            onPersisted: (id, entries, snapshotIndex) =>
+              this.guard(() => this.durableLogs.onPersisted(id, entries, snapshotIndex)),
+            onAnswered: (id, e) => this.guard(() => this.inv.onAnswered(id, e)),
             onApply: (id, e) =>
               this.guard(() => {
                 this.inv.onApply(id, e);
@@ -492,7 +537,7 @@ class Simulation {
     if (this.partitions.isBlocked(m.from, m.to)) return;
     const stamp = from.stamp(this.q.now);
     const extra = this.slowness(m.from, m.to);
-    for (const d of deliveryDelays(this.cfg.links, this.netPrng)) {
+    for (const d of this.delays(m)) {
       const tag = msgTag(m);
       this.q.after(d + extra, tag, () => {
         if (this.partitions.isBlocked(m.from, m.to)) return;
@@ -509,6 +554,25 @@ class Simulation {
         });
       });
     }
+  }
+
+  /**
+   * When copies of `m` arrive: the link's own delays, plus the nemeses of late and reordered
+   * messages. A late copy arrives up to `lateCopyMaxMs` later (terms late: a stale vote, append
+   * or acknowledgement from a leader long gone); an acknowledgement may be duplicated with its
+   * copies spread over two election timeouts, so older ones land after newer ones.
+   */
+  private delays(m: Message): number[] {
+    const out = deliveryDelays(this.cfg.links, this.netPrng);
+    const late = this.cfg.lateCopyProbability ?? 0;
+    if (late > 0 && this.latePrng.chance(late))
+      out.push(this.latePrng.next() * (this.cfg.lateCopyMaxMs ?? 0));
+    const chaos = this.cfg.ackChaosProbability ?? 0;
+    if (chaos > 0 && RESPONSES.has(m.type) && this.latePrng.chance(chaos)) {
+      const spreadMs = 2 * this.electionMs();
+      out.push(this.latePrng.next() * spreadMs, this.latePrng.next() * spreadMs);
+    }
+    return out;
   }
 
   private deliverFrame(from: NodeId, to: NodeId, frame: Uint8Array, stamp: Stamp): void {
@@ -542,10 +606,20 @@ class Simulation {
       case 'crash': {
         const n = this.target(f.target);
         if (!n) return;
-        this.crash(n);
-        this.q.after(f.downMs, 6, () => {
-          if (n.state === 'down') this.boot(n);
-        });
+        const down = (): void => {
+          if (n.state !== 'up') return;
+          this.crash(n);
+          this.q.after(f.downMs, 6, () => {
+            if (n.state === 'down') this.boot(n);
+          });
+        };
+        if (f.window === undefined) down();
+        else this.crashInWindow(n, f.window, down);
+        return;
+      }
+      case 'compact': {
+        if (f.atConfChange) this.compactsAtConfChange++;
+        else this.target(f.target)?.member?.replica.snapshotNow();
         return;
       }
       case 'pause': {
@@ -588,8 +662,39 @@ class Simulation {
   }
 
   /** Stop `n` for `stopMs`, let it run for `runMs`, again, for `durationMs`. */
+  /**
+   * Crash `n` inside a durability window: at its next sync, before the sync completes (what it
+   * wrote, and as leader sent, is not yet durable), or between the two replaces of a snapshot it
+   * takes now. Disarmed after a few election timeouts if the window never opens.
+   */
+  private crashInWindow(n: SimNode, window: 'sync' | 'between', down: () => void): void {
+    const epoch = n.epoch;
+    const disarm = (): void => {
+      n.disk.onSyncIssued = undefined;
+      n.disk.onReplaced = undefined;
+    };
+    const fire = (): void => {
+      disarm();
+      // Right after the disk call returns, before any completion (which takes at least 50 µs).
+      this.q.after(0.01, 6, () => {
+        if (n.epoch === epoch) down();
+      });
+    };
+    if (window === 'sync') n.disk.onSyncIssued = fire;
+    else {
+      n.disk.onReplaced = (name) => {
+        if (name === SNAP_FILE) fire();
+      };
+      n.member?.replica.snapshotNow();
+    }
+    this.q.after(5 * this.electionMs(), 6, () => {
+      if (n.epoch === epoch) disarm();
+    });
+  }
+
   private starve(n: SimNode, durationMs: number, s: Starvation): void {
     const until = this.q.now + durationMs;
+    this.starvedUntil.set(n.id, Math.max(until, this.starvedUntil.get(n.id) ?? 0));
     let stopped = false;
     const epoch = n.epoch;
     const cycle = (): void => {
@@ -632,6 +737,11 @@ class Simulation {
         proposed = true;
       }
     }
+    if (proposed && this.compactsAtConfChange > 0) {
+      // The change is appended, not applied: a snapshot now is taken below it.
+      this.compactsAtConfChange--;
+      replica.snapshotNow();
+    }
     if (proposed && f.then === 'isolate') {
       this.isolate(l.id, f.thenMs ?? 0, undefined);
     } else if (proposed && f.then === 'split') {
@@ -657,6 +767,7 @@ class Simulation {
   }
 
   private crash(n: SimNode): void {
+    this.guard(() => this.durableLogs.onCrash(n.id, n.member?.replica.raft));
     n.member?.halt();
     n.api?.crash();
     n.detach?.();
@@ -815,6 +926,7 @@ class Simulation {
         this.crash(n);
         n.state = 'removed';
         this.inv.forget(id);
+        this.durableLogs.forget(id);
       }
       this.removing.delete(id);
     }
@@ -882,6 +994,13 @@ class Simulation {
         if (this.q.now < finalDeadline) this.q.after(100, 10, sweep);
       };
       this.q.after(100, 10, sweep);
+      const availability = this.availabilityWatch();
+      const watchAvailability = (): void => {
+        if (this.q.now >= healAt) return;
+        availability.check();
+        this.q.after(10, 16, watchAvailability);
+      };
+      this.q.after(10, 16, watchAvailability);
       this.q.at(healAt, 11, () => this.heal());
       const watchLeader = (): void => {
         const raft = this.leader()?.member?.replica.raft;
@@ -1027,10 +1146,57 @@ class Simulation {
     }
   }
 
+  /** Availability while faults are active: see availability.ts. */
+  private availabilityWatch(): AvailabilityWatch {
+    const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
+    return new AvailabilityWatch(
+      {
+        now: () => this.q.now,
+        voters: () => {
+          if (this.removing.size > 0) return undefined;
+          let best: Raft | undefined;
+          for (const r of this.liveRafts())
+            if (!best || r.log.committed > best.log.committed) best = r;
+          if (!best) return undefined;
+          const committed = best.confAtIndex(best.log.committed);
+          for (const r of this.liveRafts()) if (key(r.conf()) !== key(committed)) return undefined;
+          return committed.voters;
+        },
+        healthy: (id) => {
+          const n = this.nodes.get(id);
+          return (
+            n !== undefined &&
+            n.state === 'up' &&
+            n.member !== undefined &&
+            !this.slowed.has(id) &&
+            (this.starvedUntil.get(id) ?? 0) <= this.q.now
+          );
+        },
+        connected: (a, b) => !this.partitions.isBlocked(a, b) && !this.partitions.isBlocked(b, a),
+        clockRate: (id) => this.nodes.get(id)?.clockRate ?? 1,
+        // Followed by a majority it can hear from: one that hears the leader but cannot answer
+        // it follows a leader that can commit nothing.
+        served: () => {
+          for (const n of this.nodes.values()) {
+            const r = n.state === 'up' ? n.member?.replica.raft : undefined;
+            if (r?.role !== 'leader') continue;
+            const reaches = (id: NodeId): boolean =>
+              id === r.id ||
+              (!this.partitions.isBlocked(id, r.id) && !this.partitions.isBlocked(r.id, id));
+            if (this.followers(r, reaches) > r.conf().voters.length / 2) return true;
+          }
+          return false;
+        },
+      },
+      AVAILABILITY_ELECTIONS * this.electionMs(),
+    );
+  }
+
   /** Voters (the leader included) that are up and know `raft` as their leader in its term. */
-  private followers(raft: Raft): number {
+  private followers(raft: Raft, counts: (id: NodeId) => boolean = () => true): number {
     let n = 0;
     for (const id of raft.conf().voters) {
+      if (!counts(id)) continue;
       const node = this.nodes.get(id);
       const r = node?.member?.replica.raft;
       if (r && node?.state === 'up' && r.term === raft.term && r.leader === raft.id) n++;

@@ -17,7 +17,9 @@ export type PartitionShape =
   /** Every link of one member cut and restored by turns (a flaky NIC). */
   | 'flappingMember'
   | 'randomLinks'
-  | 'configSplit';
+  | 'configSplit'
+  /** Every link into the leader cut, its links out kept: it is heard but hears nothing. */
+  | 'deafLeader';
 
 export type Fault =
   | {
@@ -40,6 +42,13 @@ export type Fault =
       readonly at: number;
       readonly target: 'leader' | 'random';
       readonly downMs: number;
+      /**
+       * Aim at a durability window: 'sync' crashes the target at its next sync, while what it
+       * wrote (and, as leader, already sent) is not yet durable; 'between' makes the target
+       * snapshot now and crashes it between the steps of that multi-step disk operation (the
+       * snapshot file replaced, the WAL not yet rewritten).
+       */
+      readonly window?: 'sync' | 'between';
     }
   | {
       readonly kind: 'pause';
@@ -68,6 +77,17 @@ export type Fault =
       readonly thenMs?: number;
     }
   | { readonly kind: 'transferLeader'; readonly at: number }
+  /**
+   * The target takes a snapshot and compacts its log now (a follower behind will need it), or,
+   * `atConfChange`, the leader does right after it next proposes a configuration change: the
+   * snapshot races the change it is below.
+   */
+  | {
+      readonly kind: 'compact';
+      readonly at: number;
+      readonly target: 'leader' | 'random';
+      readonly atConfChange?: boolean;
+    }
   /**
    * A starved process (a CPU-starved VM, a stop/continue loop): it runs for `runMs`, is stopped
    * for `stopMs`, and again, for `durationMs`. Its timers fire late and once per stall.
@@ -145,6 +165,17 @@ export interface SimConfig {
   readonly sectorBytes: number;
   readonly entriesPerAppendMax: number;
   readonly inflightAppendsMax: number;
+  // Drawn from streams of their own and absent in schedules recorded before they existed
+  // (which replay without them):
+  /** Probability that a Raft message also arrives a second time, late (see lateCopyMaxMs). */
+  readonly lateCopyProbability?: number;
+  /** A late copy arrives up to this long after the original: terms late. */
+  readonly lateCopyMaxMs?: number;
+  /** Probability that a response (an acknowledgement) is duplicated and its copies reordered. */
+  readonly ackChaosProbability?: number;
+  /** Clients of the register that wait as long as real ones (`patientWaitMs` per attempt). */
+  readonly patientClients?: number;
+  readonly patientWaitMs?: number;
 }
 
 export interface Schedule {
@@ -242,6 +273,44 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
     const pickKind = p.pick(enabled);
     faults.push(makeFault(p, pickKind, at));
   }
+  // Nemeses of their own streams, so that every draw above stays as it was for each seed.
+  const late = root.fork('late-messages');
+  const lateCopyProbability = late.chance(0.3) ? late.pick([0.002, 0.01, 0.03]) : 0;
+  const lateCopyMaxMs = late.pick([3, 10, 30]) * electionTicks * 10;
+  const ackChaosProbability = late.chance(0.3) ? late.pick([0.05, 0.2]) : 0;
+  const patience = root.fork('patience');
+  const patientClients = patience.chance(0.4) ? patience.int(1, 3) : 0;
+  const patientWaitMs = patience.int(2500, 8000);
+  const windows = root.fork('disk-windows');
+  if (windows.chance(0.35)) {
+    for (let i = windows.int(1, 5); i > 0; i--)
+      faults.push({
+        kind: 'crash',
+        at: windows.int(100, faultPhaseMs - 200),
+        target: windows.chance(0.5) ? 'leader' : 'random',
+        downMs: windows.int(20, 800),
+        window: windows.chance(0.6) ? 'sync' : 'between',
+      });
+  }
+  if (windows.chance(0.35)) {
+    for (let i = windows.int(1, 6); i > 0; i--)
+      faults.push({
+        kind: 'compact',
+        at: windows.int(100, faultPhaseMs - 200),
+        target: windows.chance(0.5) ? 'leader' : 'random',
+        ...(windows.chance(0.5) ? { atConfChange: true } : {}),
+      });
+  }
+  const deaf = root.fork('deaf-leader');
+  if (deaf.chance(0.3)) {
+    for (let i = deaf.int(1, 3); i > 0; i--)
+      faults.push({
+        kind: 'partition',
+        at: deaf.int(100, faultPhaseMs - 200),
+        shape: 'deafLeader',
+        durationMs: deaf.int(800, 4000),
+      });
+  }
   faults.sort((a, b) => a.at - b.at);
   return {
     seed,
@@ -277,6 +346,11 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       keyspaceClients: root.fork('keyspace').int(0, 2),
       clientDelayMeanMs,
       leaseTtlSeconds: p.pick([2, 3]),
+      lateCopyProbability,
+      lateCopyMaxMs,
+      ackChaosProbability,
+      patientClients,
+      patientWaitMs,
     },
     faults,
   };
@@ -431,7 +505,11 @@ export function describeFault(f: Fault): string {
     case 'partition':
       return `${f.at}ms partition ${f.onElection ? 'isolate the next new leader' : f.shape}${f.slowClockFactor ? ` with its clock at ×${f.slowClockFactor}` : ''}${f.starve ? `, starved (${describeStarvation(f.starve)})` : ''} for ${f.durationMs}ms`;
     case 'crash':
-      return `${f.at}ms crash ${f.target} for ${f.downMs}ms`;
+      return `${f.at}ms crash ${f.target}${f.window === 'sync' ? ' at its next sync' : f.window === 'between' ? ' between the steps of a snapshot' : ''} for ${f.downMs}ms`;
+    case 'compact':
+      return f.atConfChange
+        ? `${f.at}ms the leader snapshots right after its next configuration change`
+        : `${f.at}ms ${f.target} snapshots and compacts its log`;
     case 'pause':
       return `${f.at}ms pause ${f.target} for ${f.durationMs}ms`;
     case 'addNode':

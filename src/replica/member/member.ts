@@ -167,7 +167,11 @@ export class Member implements KvBackend {
       io.disk,
       {
         onStart: (id, raft) => outer.onStart?.(id, raft),
-        onPropose: (id, index, data) => outer.onPropose?.(id, index, data),
+        onPropose: (id, index, t, data) => outer.onPropose?.(id, index, t, data),
+        onWrite: (id, entries) => outer.onWrite?.(id, entries),
+        onPersisted: (id, entries, snapshotIndex) =>
+          outer.onPersisted?.(id, entries, snapshotIndex),
+        onAnswered: (id, e) => outer.onAnswered?.(id, e),
         // Observers run inside the Ready loop, before advance(): anything that proposes or
         // answers clients waits for the loop to finish.
         onSoftState: (id, s) => {
