@@ -148,6 +148,8 @@ export class Replica<R> {
   private readonly prng: Prng;
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
+  /** The last index written to the WAL (for the rewriteNotSynced mutant only). */
+  private writtenLast = 0;
   /** Term and vote as last written to the WAL: a HardState differing only in commit needs no sync. */
 
   constructor(
@@ -382,6 +384,7 @@ export class Replica<R> {
     // `wrote`: something this Ready promises is durable went to the WAL and needs a sync.
     let wrote = false;
     const sentEarly = this.cfg.leaderSendsBeforeSync === true;
+    let rewrite = false;
     if (sentEarly) {
       for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
       this.transport.flush?.();
@@ -419,11 +422,17 @@ export class Replica<R> {
     if (rd.entries.length > 0) {
       this.observer.onWrite?.(this.id, rd.entries);
       disk.append(WAL_FILE, encodeEntries(rd.entries));
+      rewrite = (rd.entries[0] as Entry).index <= this.writtenLast;
+      this.writtenLast = (rd.entries[rd.entries.length - 1] as Entry).index;
       wrote = true;
     }
+    // The planted bug: entries that rewrite indexes already written (a conflict truncation) are
+    // taken as nothing new and go unsynced.
+    const skipSync = rewrite && !rd.snapshot && this.mutants.has('rewriteNotSynced');
     // A hard state that only moves the commit index is written but not synced (Ready.mustSync):
     // one fdatasync fewer per commit on the leader's path and on every follower heartbeat.
     if (rd.mustSync) wrote = true;
+    if (skipSync) wrote = false;
     const after = (): void => {
       if (rd.hardState && wrote) this.observer.onPersistedHardState?.(this.id, rd.hardState);
       this.observer.onPersisted?.(this.id, rd.entries, snapshotIndex);
@@ -455,7 +464,9 @@ export class Replica<R> {
     this.transport.flush?.();
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
-      if (rd.softState.role !== 'leader') this.failProposals();
+      // The planted bug: proposals outlive the leadership they were made under.
+      if (rd.softState.role !== 'leader' && !this.mutants.has('answerByIndexOnly'))
+        this.failProposals();
       // A read point asked of a leader we no longer follow will never come: refuse it now.
       this.failUnansweredReads();
     }
@@ -481,7 +492,9 @@ export class Replica<R> {
     const p = this.proposals.get(e.index);
     if (!p) return;
     this.proposals.delete(e.index);
-    if (p.term === e.term && e.type === 'normal') {
+    // The planted bug: a proposal is answered by whatever entry took its index.
+    const mine = p.term === e.term || this.mutants.has('answerByIndexOnly');
+    if (mine && e.type === 'normal') {
       this.observer.onAnswered?.(this.id, e);
       p.done({ ok: true, result: result as R, index: e.index });
     } else p.done({ ok: false, reason: 'dropped', leader: this.raft.leader });

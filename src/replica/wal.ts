@@ -176,6 +176,10 @@ export interface Recovered {
   readonly tornTail: boolean;
 }
 
+function last(entries: readonly Entry[]): number {
+  return entries[entries.length - 1]?.index ?? 0;
+}
+
 /** A record whose checksum matched but whose payload ends early was written wrong: corruption. */
 function readOrCorrupt<T>(read: () => T): T {
   try {
@@ -230,6 +234,11 @@ export function recover(
           };
           // A rewritten index truncates what followed it (the log was truncated on a conflict).
           const first = entries[0];
+          if (opts.mutants.has('walReplayKeepsOverwritten') && first && e.index <= last(entries)) {
+            // The planted bug: a rewritten index replaces only itself, the old tail after it stays.
+            if (e.index >= first.index) entries[e.index - first.index] = e;
+            continue;
+          }
           if (first && e.index <= first.index) entries = [];
           else if (first) entries.length = Math.min(entries.length, e.index - first.index);
           entries.push(e);

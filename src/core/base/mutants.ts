@@ -43,6 +43,19 @@ export const MUTANTS = {
   voteSyncedOnlyWithTerm:
     'a vote is synced only when the term changes too: granted in a term already persisted, it is sent before it is durable',
   staleAckLowersMatch: "a leader takes a stale append acknowledgement as the follower's match",
+  termChangeNotSynced:
+    'a new term taken without a vote (stepping down to a newer leader) is not synced before answering',
+  rewriteNotSynced:
+    'entries that rewrite indexes already written (after a conflict) are not synced before the acknowledgement',
+  walReplayKeepsOverwritten:
+    'WAL replay lets a rewritten index replace only itself, keeping the old entries after it',
+  heartbeatCommitUnclamped: "a leader's heartbeat carries its commit index, not min(match, commit)",
+  snapshotConfOfLast:
+    'a snapshot carries the newest configuration, not the one in force at its index',
+  answerByIndexOnly:
+    'a proposal waits past a leader change and is answered by whatever entry was applied at its index',
+  checkQuorumOff:
+    'a leader that has not heard from a majority for an election timeout keeps leading (CheckQuorum lost)',
 } as const;
 
 export type MutantName = keyof typeof MUTANTS;

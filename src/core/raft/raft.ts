@@ -354,7 +354,9 @@ export class Raft {
     }
     if (this.electionElapsed >= this.opts.electionTicks) {
       this.electionElapsed = 0;
-      if (this.checkQuorum && !this.quorumActive()) {
+      // The planted bug: CheckQuorum's step-down is lost (followers still refuse votes while
+      // they hear from us, so a leader cut off from its majority keeps the cluster unavailable).
+      if (this.checkQuorum && !this.quorumActive() && !this.has('checkQuorumOff')) {
         // CheckQuorum (§6.2): we have not heard from a majority in an election timeout, so a
         // new leader may exist; stop acting as leader.
         this.becomeFollower(this.term, NONE);
@@ -443,7 +445,10 @@ export class Raft {
     const t = this.log.term(index);
     assert(t !== undefined, () => `compact: unknown index ${index}`);
     assert(index <= this.log.applied, () => `compact: ${index} not applied yet`);
-    const snap: Snapshot = { index, term: t, conf: this.confAtIndex(index), data };
+    // The planted bug: the snapshot carries the newest configuration, appended but maybe not
+    // committed, instead of the one in force at its index.
+    const conf = this.has('snapshotConfOfLast') ? this.conf() : this.confAtIndex(index);
+    const snap: Snapshot = { index, term: t, conf, data };
     const cut = logIndex(Math.max(this.log.snapshotIndex, index - keepEntries));
     this.baseConf = this.confAtIndex(cut);
     this.log.compact(cut);
@@ -712,7 +717,10 @@ export class Raft {
 
   private broadcastHeartbeat(context: number): void {
     for (const [id, pr] of this.progress) {
-      const commit = logIndex(Math.min(pr.match, this.log.committed));
+      // The planted bug: the leader's commit index, not clamped to what the follower matches.
+      const commit = this.has('heartbeatCommitUnclamped')
+        ? this.log.committed
+        : logIndex(Math.min(pr.match, this.log.committed));
       this.send({ type: 'heartbeat', from: this.id, to: id, term: this.term, commit, context });
       if (commit > pr.sentCommit) pr.sentCommit = commit;
     }
@@ -946,9 +954,12 @@ export class Raft {
       entries,
       mustSync:
         entries.length > 0 ||
-        hs.term !== this.prevHard.term ||
-        // The planted bug: a new vote in a term already on disk is not worth a sync.
-        (hs.vote !== this.prevHard.vote && !this.has('voteSyncedOnlyWithTerm')),
+        // The planted bug: a hard state without a vote (a step-down to a newer term) is not
+        // worth a sync.
+        ((hs.vote !== NONE || !this.has('termChangeNotSynced')) &&
+          (hs.term !== this.prevHard.term ||
+            // The planted bug: a new vote in a term already on disk is not worth a sync.
+            (hs.vote !== this.prevHard.vote && !this.has('voteSyncedOnlyWithTerm')))),
       committedEntries,
       messages: this.msgs,
       readStates: this.readStates,
