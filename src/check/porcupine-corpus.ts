@@ -1,5 +1,6 @@
-// Loads Porcupine's six kv histories and their expected verdicts from the shared data folder
-// (shared/data/porcupine, next to the repository), for the tests and `tenure check porcupine`.
+// Loads Porcupine's six kv histories and their expected verdicts from testdata/porcupine (copied
+// unchanged from github.com/anishathalye/porcupine, MIT), for the tests and `tenure check
+// porcupine`.
 
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -36,9 +37,9 @@ export function findRepoRoot(from: string = fileURLToPath(import.meta.url)): str
   throw new PorcupineCorpusError(`no tenure package.json above ${from}`);
 }
 
-/** `../shared/data/porcupine` relative to the repository root. */
+/** `testdata/porcupine` in the repository. */
 export function defaultPorcupineDir(): string {
-  return resolve(findRepoRoot(), '..', 'shared', 'data', 'porcupine');
+  return resolve(findRepoRoot(), 'testdata', 'porcupine');
 }
 
 interface VerdictsFile {
@@ -50,8 +51,8 @@ export function loadPorcupineKvCorpus(dir: string = defaultPorcupineDir()): Porc
   const verdictsPath = join(dir, 'verdicts.json');
   if (!existsSync(verdictsPath)) {
     throw new PorcupineCorpusError(
-      `Porcupine corpus not found: ${verdictsPath} is missing. The kv histories must be in ` +
-        `shared/data/porcupine next to the repository (see shared/data/porcupine/README.md).`,
+      `Porcupine corpus not found: ${verdictsPath} is missing. The kv histories live in ` +
+        `testdata/porcupine (see its README.md), or pass the folder that holds them.`,
     );
   }
   const verdicts = JSON.parse(readFileSync(verdictsPath, 'utf8')) as VerdictsFile;

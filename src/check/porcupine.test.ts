@@ -1,6 +1,5 @@
 // Porcupine's six published kv histories must get their published verdicts. The corpus is read at
-// run time from shared/data/porcupine next to the repository; a missing corpus fails the suite, it
-// is never skipped.
+// run time from testdata/porcupine; a missing corpus fails the suite, it is never skipped.
 
 import { strict as assert } from 'node:assert';
 import { existsSync } from 'node:fs';
@@ -18,7 +17,7 @@ void describe('Porcupine kv corpus', () => {
   void it('is present', () => {
     assert.ok(
       existsSync(join(dir, 'verdicts.json')),
-      `Porcupine corpus missing at ${dir}: expected shared/data/porcupine next to the repository`,
+      `Porcupine corpus missing at ${dir}: expected testdata/porcupine in the repository`,
     );
   });
 

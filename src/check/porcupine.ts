@@ -1,5 +1,5 @@
 // A parser for Porcupine's kv histories (test_data/kv/*.txt; format in
-// shared/data/porcupine/README.md). Each line is one EDN map, an :invoke or an :ok event; line order
+// testdata/porcupine/README.md). Each line is one EDN map, an :invoke or an :ok event; line order
 // is time order and there are no timestamps, so line numbers serve as call and return times. An
 // operation is the :invoke line of a process and the next :ok line of the same process.
 //

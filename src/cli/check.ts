@@ -78,7 +78,7 @@ export function registerCheck(program: Command): void {
   check
     .command('porcupine')
     .description("check Porcupine's six kv histories against their published verdicts")
-    .option('--dir <path>', 'the corpus folder (default: ../shared/data/porcupine from the repo)')
+    .option('--dir <path>', 'the corpus folder (default: testdata/porcupine in the repo)')
     .option('--timeout-ms <ms>', 'time budget per history', integer(0))
     .option('--json', 'print one JSON object per history')
     .action((opts: { dir?: string; timeoutMs?: number; json?: boolean }) => {
