@@ -1,10 +1,10 @@
 // The one client both systems are driven with for KV, lease and watch workloads: the `etcd3` npm
-// package (etcd-baseline.md's client), configured as the baseline did.
+// package (the client the etcd baseline was measured with), configured as the baseline did.
 //
 // - `poolClient`: one Etcd3 over all endpoints with etcd3's default fault handling (three global
 //   retries, a per-host circuit breaker); it picks a random endpoint per call.
 // - `bareClient`: retry and circuit-breaker policies disabled, so failover measures the server and
-//   not the client's back-off (baseline lesson 10).
+//   not the client's back-off.
 import { Etcd3, type IOptions } from 'etcd3';
 import { callDeadlineMs } from './config.js';
 

@@ -1,8 +1,9 @@
 // `tenure detect eval`: run every failure detector — tenure's and the calibrated baselines —
 // through the same seeded scenarios and report detection time, false `dead`, mistake rate, flaps,
-// pause tolerance and load (failure-detection.md §2–§3). The simulation is pure and deterministic
-// (src/core/detect/eval); this file only spreads the cells over worker threads, shows progress on
-// stderr and writes the report.
+// pause tolerance and load (the QoS metrics of Chen, Toueg & Aguilera, "On the Quality of Service
+// of Failure Detectors", 2002, plus membership-level ones). The simulation is pure and
+// deterministic (src/core/detect/eval); this file only spreads the cells over worker threads,
+// shows progress on stderr and writes the report.
 //
 //   tenure detect eval             markdown report on stdout (N = 16 and 128, ~1–2 min on 2 cores)
 //   tenure detect eval --json      {"rows":[…],"targets":[…],"meta":{…}} on stdout

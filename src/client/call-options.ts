@@ -1,7 +1,7 @@
-// Cancellation and deadlines for every async call (STYLE.md rule 13): a call takes
-// `{ signal, timeoutMs }`, rejects with `signal.reason` when the caller aborts, with a TimeoutError
-// when its own deadline passes, with a ClientClosedError when the client is closed meanwhile, and
-// removes every listener and timer it added once it settles.
+// Cancellation and deadlines for every async call: a call takes `{ signal, timeoutMs }`, rejects
+// with `signal.reason` when the caller aborts, with a TimeoutError when its own deadline passes,
+// with a ClientClosedError when the client is closed meanwhile, and removes every listener and
+// timer it added once it settles.
 import { ClientClosedError, TimeoutError } from './errors.js';
 
 export interface CallOptions {

@@ -1,8 +1,8 @@
 // The monotonic clock the session measures its lease with, injectable so that tests (and users'
-// own fault-injection tests, coordination-recipes.md §3 idea 10) can drive time by hand.
+// own fault-injection tests) can drive time by hand.
 //
 // Only monotonic time is used: wall-clock jumps (NTP, a VM restore) must not lengthen or shorten a
-// lease (ARCHITECTURE.md "Time, leases and tokens").
+// lease (docs/leases-and-time.md, "The clock assumption").
 
 /** A cancellable timer handle. */
 export interface Timer {

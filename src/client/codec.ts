@@ -1,6 +1,6 @@
 // Between the SDK's public shapes (bigint revisions and lease IDs, Buffers, camelCase) and the wire
 // objects of proto-loader (int64 as decimal strings, enums by name, snake_case proto field names;
-// etcd-v3-api.md b.2–b.6 give the fields and their meaning).
+// etcd's api/etcdserverpb/rpc.proto and api/mvccpb/kv.proto give the fields and their meaning).
 import { InvalidArgumentError } from './errors.js';
 
 /** Keys and values: a string is encoded as UTF-8. */
@@ -28,7 +28,7 @@ export interface KeyValue {
 
 /** Which keys a Range, DeleteRange, Watch or Compare covers; at most one of the three fields. */
 export interface KeyRangeOptions {
-  /** Every key that starts with `key` (etcd's getPrefix rule, b.2 "Key ranges"). */
+  /** Every key that starts with `key` (etcd's getPrefix rule, client/v3/op.go). */
   readonly prefix?: boolean;
   /** The half-open range [key, rangeEnd). */
   readonly rangeEnd?: Bytes;

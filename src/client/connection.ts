@@ -1,6 +1,7 @@
 // One gRPC channel per member endpoint, unary calls with failover, and bidirectional streams.
 //
-// The failover rule (coordination-recipes.md §2: clients must neither hide nor duplicate writes):
+// The failover rule (a client must neither hide nor duplicate a write; docs/leases-and-time.md,
+// "Requests a member gives up on"):
 //
 // - A *read* (Range, a Txn without writes, LeaseTimeToLive, LeaseLeases, Status, a keepalive —
 //   renewing twice is harmless) that fails with an Unavailable-class error (connection failure,
@@ -210,7 +211,7 @@ export class Connection {
 
   /**
    * A bidirectional stream to `endpoint`. `requireLeader` sets etcd's `hasleader` metadata
-   * (etcd-v3-api.md b.2), so a member that loses its leader ends the stream with
+   * (as clientv3.WithRequireLeader does), so a member that loses its leader ends the stream with
    * `etcdserver: no leader` instead of leaving it silent; the caller then reconnects elsewhere.
    */
   bidi(

@@ -1,8 +1,9 @@
 // Election: campaign, proclaim, resign and a truthful observe on etcd's election layout
 // (`name/<lease hex>`, value = the candidate's value), interoperable with Go's
-// concurrency.Election, `etcdctl elect` and the v3election service (etcd-v3-api.md b.11, b.13).
+// concurrency.Election, `etcdctl elect` and the v3election service (etcd's
+// client/v3/concurrency/election.go, which server/etcdserver/api/v3election runs).
 //
-// Fixes over etcd's recipe (b.14; coordination-recipes.md §2–3):
+// Fixes over etcd's recipe (etcd issues cited by number):
 // - A campaign never returns success after its session has expired: the own key is watched while
 //   queued (the wait aborts the moment it goes, etcd #19597's "phantom leader"), one Txn confirms
 //   key, token and lease before victory, and `session.valid()` is checked at the moment of

@@ -1,11 +1,11 @@
 // Typed errors of the client SDK. Every error the SDK throws (other than the caller's own
-// `signal.reason`, which is rethrown as is — STYLE.md rule 13) is an `EtcdError` with a stable
-// string `code` to match on, the gRPC status code and server message when there was one, and the
-// underlying error as `cause`.
+// `signal.reason`, which is rethrown as is) is an `EtcdError` with a stable string `code` to match
+// on, the gRPC status code and server message when there was one, and the underlying error as
+// `cause`.
 //
 // Server errors are recognised by their exact message text, which etcd sends byte-for-byte and
-// clients match on (etcd-v3-api.md b.2 "Errors", from etcd's api/v3rpc/rpctypes/error.go); the
-// gRPC status code is only the fallback for messages we do not know.
+// clients match on (etcd's api/v3rpc/rpctypes/error.go); the gRPC status code is only the fallback
+// for messages we do not know.
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /** Stable codes; new ones may be added, existing ones never change meaning. */
@@ -150,7 +150,7 @@ const auth =
   (m, d) =>
     new AuthError(code, m, d);
 
-/** Exact server messages (etcd-v3-api.md b.2), mapped to the error they mean. */
+/** Exact server messages (etcd's api/v3rpc/rpctypes/error.go), mapped to the error they mean. */
 const byMessage: ReadonlyMap<string, Factory> = new Map<string, Factory>([
   ['etcdserver: key is not provided', inv('EMPTY_KEY')],
   ['etcdserver: key not found', inv('KEY_NOT_FOUND')],
@@ -191,7 +191,8 @@ const byMessage: ReadonlyMap<string, Factory> = new Map<string, Factory>([
 
 /**
  * Prefixes for the etcd 3.4 variants of the timeout message ("..., possibly due to previous leader
- * failure", "..., possibly due to connection lost"; etcd-baseline.md).
+ * failure", "..., possibly due to connection lost"; rpctypes ErrGRPCTimeoutDueToLeaderFail and
+ * ErrGRPCTimeoutDueToConnectionLost).
  */
 const byPrefix: ReadonlyArray<readonly [string, Factory]> = [
   ['etcdserver: request timed out', unavailable('SERVER_TIMEOUT')],

@@ -1,4 +1,4 @@
-// The KV service: Range, Put, DeleteRange, Txn, Compact (etcd-v3-api.md b.3–b.7).
+// The KV service: Range, Put, DeleteRange, Txn, Compact (etcd's api/etcdserverpb/rpc.proto).
 import type { CallOptions } from './call-options.js';
 import { decodeHeader, toBuffer, type Bytes, type KeyValue, type ResponseHeader } from './codec.js';
 import type { Connection } from './connection.js';

@@ -1,5 +1,6 @@
 // LeaderElector: Kubernetes client-go style leader election (tools/leaderelection) on etcd's
-// election layout, but fenced (coordination-recipes.md §1 "client-go", §3 ideas 1, 3, 12).
+// election layout, but fenced (client-go's leaderelection.go says outright that it does not
+// guarantee that only one client is acting as a leader, "a.k.a. fencing").
 //
 //   const elector = new LeaderElector(client, {
 //     name: 'scheduler', identity: hostname,

@@ -1,8 +1,9 @@
-// The Lease service (etcd-v3-api.md b.9): grant, revoke, time-to-live, list, and keepalive —
-// one renewal (`keepAliveOnce`, on a short bidirectional stream, as Go's KeepAliveOnce does) and a
-// self-renewing handle (`keepAlive`) that follows Go's cadence: the next renewal is due TTL/3
-// after each answer, and the handle ends when an answer says TTL ≤ 0 (LeaseNotFoundError) or no
-// answer has arrived within TTL of the last one (b.9 "Go client behaviour to mirror").
+// The Lease service (etcd's rpc.proto, service Lease): grant, revoke, time-to-live, list, and
+// keepalive — one renewal (`keepAliveOnce`, on a short bidirectional stream, as Go's KeepAliveOnce
+// does) and a self-renewing handle (`keepAlive`) that follows Go's cadence: the next renewal is due
+// TTL/3 after each answer, and the handle ends when an answer says TTL ≤ 0 (LeaseNotFoundError) or
+// no answer has arrived within TTL of the last one (Go's client/v3/lease.go: recvKeepAlive and
+// deadlineLoop).
 //
 // For a lease whose loss must be noticed *before* the server may have expired it, use a Session
 // (session.ts), which measures from the moment a renewal was sent, not answered.
@@ -111,7 +112,8 @@ export class Lease {
 
   /**
    * Renew once. Renewing is idempotent, so it is retried across endpoints like a read. Throws
-   * LeaseNotFoundError when the server answers TTL ≤ 0 (b.9: no stream error for an unknown lease).
+   * LeaseNotFoundError when the server answers TTL ≤ 0 (etcd's v3rpc leaseKeepAlive sends no stream
+   * error for an unknown lease).
    */
   async keepAliveOnce(id: bigint, options: CallOptions = {}): Promise<KeepAliveResult> {
     const w = await this.#connection.withFailover(
@@ -170,8 +172,8 @@ export class Lease {
   }
 
   /**
-   * Keep `id` alive until closed: renew TTL/3 after each answer (b.9, Go's cadence). The handle
-   * yields every answer; it ends with LeaseNotFoundError when the lease is gone, or with
+   * Keep `id` alive until closed: renew TTL/3 after each answer (Go's cadence, client/v3/lease.go).
+   * The handle yields every answer; it ends with LeaseNotFoundError when the lease is gone, or with
    * UnavailableError when no renewal was answered within TTL of the last answer.
    */
   keepAlive(id: bigint, options: { readonly signal?: AbortSignal } = {}): LeaseKeepAlive {

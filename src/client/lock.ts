@@ -1,5 +1,5 @@
-// Lock: a fair, fenced mutual-exclusion lock on etcd's key layout (coordination-recipes.md §3
-// ideas 1, 3–6, 8), safe where etcd's Mutex and etcd3's Lock are not:
+// Lock: a fair, fenced mutual-exclusion lock on etcd's key layout, safe where etcd's Mutex and
+// etcd3's Lock are not:
 //
 // - Interoperable: contenders are `name/<lease hex>` keys, so it queues with `etcdctl lock name`,
 //   Go's concurrency.Mutex and the v3lock service on the same name (recipe-keys.ts).

@@ -1,6 +1,6 @@
-// The etcd v3 wire format, from tenure's own wire-compatible .proto files (proto/README.md),
-// loaded with the same proto-loader options as the server (src/server/api/protos.ts; the client
-// may not import the server, ARCHITECTURE.md): proto field names, 64-bit integers as decimal
+// The etcd v3 wire format, from tenure's own wire-compatible .proto files (proto/README.md), loaded
+// with the same proto-loader options as the server (src/server/api/protos.ts; the client may not
+// import the server: imports only point down): proto field names, 64-bit integers as decimal
 // strings, enums by name, defaults filled, oneofs named by a virtual field.
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

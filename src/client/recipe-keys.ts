@@ -1,8 +1,8 @@
 // The pure parts of the lock and election recipes: key layout, fencing-token order, and the
 // decisions (lock-delay, hand-off yield, observed leader) as functions of data, so that they are
-// table- and property-tested beside the I/O (STYLE.md rule 9).
+// table- and property-tested beside the I/O.
 //
-// Key layout (etcd-v3-api.md b.12/b.13, coordination-recipes.md §3 idea 8): a lock or election
+// Key layout (etcd's client/v3/concurrency, mutex.go and election.go): a lock or election
 // named `name` queues its contenders under the prefix `name + "/"`, each as the key
 // `name + "/" + lowercase-hex(leaseId)` attached to that lease — exactly what Go's
 // `concurrency.NewMutex`/`NewElection`, `etcdctl lock|elect` and the v3lock/v3election services
@@ -34,9 +34,9 @@ export function leaseOfContenderKey(name: string, key: string): bigint | undefin
   return BigInt(`0x${hex}`);
 }
 
-/** Suffix of the clean-release marker key (coordination-recipes.md §3 idea 6). */
+/** Suffix of the clean-release marker key (the lock-delay protocol, lockDelayMsFor below). */
 export const releaseMarkerSuffix = '.released';
-/** Suffix of the hand-off hint key (coordination-recipes.md §3 idea 12). */
+/** Suffix of the hand-off hint key (leader-elector.ts documents the protocol). */
 export const handOffHintSuffix = '.handoff';
 
 /** The one clean-release marker key of a lock: outside the queue prefix. */
@@ -66,12 +66,12 @@ export interface PredecessorGone {
 }
 
 /**
- * The lock-delay decision (Chubby §2.4; coordination-recipes.md §3 idea 6), from the marker read
- * after the predecessor's deletion. A holder that releases writes, in the same Txn as its delete,
- * the marker `name.released` = its token in decimal. So the marker holding exactly the deleted
- * key's token proves a clean release; anything else (no marker, another token: a crash, a lease
- * expiry, a revoke, an operator's delete, or a foreign client such as etcdctl) gets the delay.
- * Returns the delay to wait, in ms.
+ * The lock-delay decision (Chubby §2.4, done client-side), from the marker read after the
+ * predecessor's deletion. A holder that releases writes, in the same Txn as its delete, the marker
+ * `name.released` = its token in decimal. So the marker holding exactly the deleted key's token
+ * proves a clean release; anything else (no marker, another token: a crash, a lease expiry, a
+ * revoke, an operator's delete, or a foreign client such as etcdctl) gets the delay. Returns the
+ * delay to wait, in ms.
  */
 export function lockDelayMsFor(
   lockDelayMs: number,

@@ -1,5 +1,6 @@
 // The FIFO contender queue shared by Lock and Election: etcd's Mutex/Campaign algorithm
-// (etcd-v3-api.md b.12, b.13) with the fixes coordination-recipes.md §3 asks for.
+// (client/v3/concurrency mutex.go and election.go, as the v3lock and v3election services run it)
+// with fixes for the failures reported against it (issues cited below).
 //
 //   enqueue     Txn(if create(myKey) == 0 then put(myKey, value, lease) ...): the key's create
 //               revision is the fencing token. Retried on an unknown outcome: the Txn is
@@ -57,7 +58,7 @@ export class RecipeError extends Error {
   }
 }
 
-/** Observability (coordination-recipes.md §3 idea 11); also how the tests count wake-ups. */
+/** Observability (queue, wait and hold events); also how the tests count wake-ups. */
 export type RecipeTraceEvent =
   | { readonly type: 'queued'; readonly key: string; readonly token: bigint }
   /** A read of the queue made while waiting (the first one, and one per wake-up). */

@@ -1,16 +1,16 @@
 // The session's state as a pure, deterministic state machine: inputs (a keepalive sent, answered
 // or failed, a clock tick, close) at a given monotonic time in, transitions out. No clock, timers
-// or I/O here (STYLE.md rule 1, in the manner of etcd-io/raft's Step/Tick); session.ts drives it.
+// or I/O here (in the manner of etcd-io/raft's Step/Tick); session.ts drives it.
 //
-// The model is Chubby's (Burrows 2006 §2.8; coordination-recipes.md §3 idea 2):
+// The model is Chubby's (Burrows, The Chubby lock service, OSDI 2006, §2.8):
 //
 //   active ──renewal overdue──▶ jeopardy ──grace period over──▶ expired (terminal)
 //      ▲                           │
 //      └──server confirms lease────┘        any ──lease gone (TTL ≤ 0) / close──▶ expired
 //
 // Safety. The server expires a lease no earlier than TTL after it *received* the last renewal it
-// granted, and it received it after we *sent* it (etcd-v3-api.md b.9: expiry = now + TTL at the
-// leader; a new leader only extends). So the lease certainly lives until
+// granted, and it received it after we *sent* it (docs/leases-and-time.md, "Lease renewals":
+// expiry = now + TTL at the leader; a new leader only extends). So the lease certainly lives until
 //
 //     deadline = sentAt(latest answered renewal) + grantedTTL − driftMargin
 //

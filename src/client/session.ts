@@ -1,12 +1,13 @@
-// Session: a lease kept alive, with Chubby-style jeopardy (coordination-recipes.md §3 idea 2).
+// Session: a lease kept alive, with Chubby-style jeopardy (Burrows 2006 §2.8).
 // The state logic and its safety argument are in session-state.ts; this file is the I/O driver:
 // it sends renewals, feeds their send and answer times to the state machine, keeps a timer for
 // the machine's next deadline, and turns transitions into events and AbortSignals.
 //
-// Cadence: a renewal is sent TTL/3 after each answer (etcd's Go client, b.9), each bounded by that
-// same interval; after a failed renewal the next is tried after `retryIntervalMs`. Renewals go
-// through `keepAliveOnce`, a short stream per renewal (Go's KeepAliveOnce), so each one is dated by
-// the moment it was sent and a stale answer can never be credited to a later send.
+// Cadence: a renewal is sent TTL/3 after each answer (etcd's Go client, client/v3/lease.go
+// recvKeepAlive), each bounded by that same interval; after a failed renewal the next is tried
+// after `retryIntervalMs`. Renewals go through `keepAliveOnce`, a short stream per renewal (Go's
+// KeepAliveOnce), so each one is dated by the moment it was sent and a stale answer can never be
+// credited to a later send.
 //
 // Queries (`valid()`, `remainingMs()`, `phase`) first apply the clock's current time, so a process
 // resumed after SIGSTOP sees the loss at once, before any timer fires.
@@ -44,8 +45,9 @@ export interface SessionTransport {
 
 export interface SessionOptions extends SessionTimingOptions {
   /**
-   * Lease TTL in seconds; default 60 (etcd's Go Session default, b.13). The server may raise it to
-   * its minimum (2 s on etcd with default timing); the granted TTL is used.
+   * Lease TTL in seconds; default 60 (etcd's Go Session default, client/v3/concurrency/session.go).
+   * The server may raise it to its minimum (2 s on etcd with default timing); the granted TTL is
+   * used.
    */
   readonly ttlSeconds?: number;
   /** Reuse this existing lease instead of granting one (Go's WithLease); it is renewed at once. */

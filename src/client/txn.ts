@@ -1,5 +1,6 @@
 // Operations (Range, Put, DeleteRange, nested Txn), compares, and the Txn builder
-// (etcd-v3-api.md b.3–b.6). The same operation shapes serve the KV methods and Txn branches.
+// (etcd's api/etcdserverpb/rpc.proto: RangeRequest, PutRequest, DeleteRangeRequest, TxnRequest).
+// The same operation shapes serve the KV methods and Txn branches.
 //
 //   const r = await client.kv
 //     .txn()
@@ -106,7 +107,7 @@ export interface Compare {
   readonly operator: CompareOperator;
   /** bigint for every target except 'value', which compares bytes. */
   readonly operand: bigint | Buffer;
-  /** Compare every key in [key, rangeEnd) (b.6: all of them must satisfy it). */
+  /** Compare every key in [key, rangeEnd) (rpc.proto Compare.range_end: all must satisfy it). */
   readonly rangeEnd?: Buffer;
 }
 
@@ -122,7 +123,7 @@ function withRange(c: Compare, range: KeyRangeOptions): Compare {
 
 /**
  * Builders for compares. A missing key compares as a zero KeyValue, so `createRevision(k, '=', 0n)`
- * means "k does not exist"; a value compare on a missing key is false (b.6).
+ * means "k does not exist"; a value compare on a missing key is false (etcd's applyCompare).
  */
 export const compare = {
   version: numeric('version'),

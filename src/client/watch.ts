@@ -1,17 +1,20 @@
-// Watch (etcd-v3-api.md b.8): one bidirectional stream per watcher, reconnected on failure.
+// Watch (etcd's rpc.proto, service Watch): one bidirectional stream per watcher, reconnected on
+// failure.
 //
-// Resume rule (coordination-recipes.md §2, etcd3 npm pain point 3): after a reconnect the watch is
-// created again with start_revision = the last *received* event's mod_revision + 1, or the revision
-// after a progress notification (which promises that every later event is newer, b.8 "Progress"),
-// or — before anything arrived — the start revision asked for (for "from now" watches: the created
-// response's header revision + 1, which is exactly where a "now" watch starts). It is never taken
-// from the header of an event response: a catching-up watcher's header revision can be ahead of
-// its last event, and resuming from it would skip events. All events of one revision arrive in one
-// response, so resuming after the last one neither skips nor repeats; as a guard, an event older
-// than the resume point is dropped rather than delivered twice.
+// Resume rule (microsoft/etcd3's watch.ts resumes from the header revision and can skip events):
+// after a reconnect the watch is created again with start_revision = the last *received* event's
+// mod_revision + 1, or the revision after a progress notification (which promises that every later
+// event is newer: rpc.proto, ResponseHeader.revision), or — before anything arrived — the start
+// revision asked for (for "from now" watches: the created response's header revision + 1, which is
+// exactly where a "now" watch starts). It is never taken from the header of an event response: a
+// catching-up watcher's header revision can be ahead of its last event, and resuming from it would
+// skip events. All events of one revision arrive in one response, so resuming after the last one
+// neither skips nor repeats; as a guard, an event older than the resume point is dropped rather
+// than delivered twice.
 //
-// Compaction ends the watch with a CompactedError carrying the compact revision (b.8
-// "Compaction"); the caller must re-read and watch again from that read's revision + 1.
+// Compaction ends the watch with a CompactedError carrying the compact revision (rpc.proto,
+// WatchResponse.compact_revision); the caller must re-read and watch again from that read's
+// revision + 1.
 import type { ClientDuplexStream } from '@grpc/grpc-js';
 import { sleep } from './call-options.js';
 import {
@@ -59,7 +62,7 @@ export interface WatchOptions extends KeyRangeOptions {
 
 export interface WatchEvent {
   readonly type: 'put' | 'delete';
-  /** For a delete: only `key` and `modRevision` (the delete's revision) are set (b.2). */
+  /** For a delete: only `key` and `modRevision` (the delete's revision) are set (mvccpb Event). */
   readonly kv: KeyValue;
   readonly prevKv: KeyValue | undefined;
 }
@@ -277,7 +280,7 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
     if (w.created === true) {
       this.#endpoint = endpoint;
       healthy();
-      // A "now" watch starts right after the creation revision (b.8 "Creation").
+      // A "now" watch starts right after the creation revision (rpc.proto, start_revision).
       this.#nextRevision ??= header.revision + 1n;
       this.#created();
       return;

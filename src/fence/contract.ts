@@ -1,8 +1,8 @@
-// The fence contract (coordination-recipes.md §3 idea 1; etcd-v3-api.md b.13 "Fencing as
-// recommended by etcd"). An election bounds who may act; only a token check at the data bounds
-// what a zombie can do: a holder that was paused, partitioned or slow may still be running after
-// its lease expired and a successor was granted, and its writes arrive late. The resource itself
-// must refuse them.
+// The fence contract (Kleppmann, How to do distributed locking, 2016; etcd's API guarantees doc,
+// "Notes on the usage of lock and lease"). An election bounds who may act; only a token check at
+// the data bounds what a zombie can do: a holder that was paused, partitioned or slow may still be
+// running after its lease expired and a successor was granted, and its writes arrive late. The
+// resource itself must refuse them.
 //
 // Every adapter keeps, per scope, the highest token it has accepted (its high-water mark) and
 // applies a write only if the write's token is not lower, atomically with the write itself:
@@ -36,7 +36,7 @@ export interface Fence<Tx> {
   current(scope: string, options?: FenceCallOptions): Promise<bigint | undefined>;
 }
 
-/** Per-call options (STYLE.md rule 13). An aborted call rejects with `signal.reason`. */
+/** Per-call options. An aborted call rejects with `signal.reason`. */
 export interface FenceCallOptions {
   readonly signal?: AbortSignal;
 }

@@ -1,5 +1,5 @@
-// Typed errors of tenure/fence (STYLE.md rule 6): a stable string `code` to match on, the data a
-// caller needs to decide what to do, and the underlying error as `cause`.
+// Typed errors of tenure/fence: a stable string `code` to match on, the data a caller needs to
+// decide what to do, and the underlying error as `cause`.
 
 /** Stable codes; new ones may be added, existing ones never change meaning. */
 export type FenceErrorCode =

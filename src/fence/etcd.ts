@@ -1,6 +1,7 @@
 // The etcd fence: a write to etcd (or tenure) keys that commits only while the writer still holds
-// its lock or leadership — etcd's own recommendation (etcd-v3-api.md b.13, "Fencing as recommended
-// by etcd": "for etcd keys, use version-number validation: compare revision or lease in a Txn").
+// its lock or leadership — etcd's own recommendation (etcd's API guarantees doc, "Notes on the
+// usage of lock and lease", etcd PR #11490: for etcd keys, validate by version number, i.e.
+// compare the revision or lease in a Txn).
 //
 //   const fence = new EtcdFence(client);                       // a tenure/client Client
 //   await fence.write(grant.key, grant.token, (tx) => tx.then(op.put('config/x', value)));
@@ -14,8 +15,8 @@
 // the lock's present holder (the first-created key under the queue prefix), or 0n if none.
 //
 // The client is taken by shape (the SDK's `Client` fits), because src/fence may not import
-// src/client (ARCHITECTURE.md: imports only point down); compares and reads are plain data in the
-// SDK's Compare and Op shapes (STYLE.md rule 2).
+// src/client (imports only point down); compares and reads are plain data in the SDK's Compare and
+// Op shapes.
 import { checkScope, checkToken, type Fence, type FenceCallOptions } from './contract.js';
 import { StaleTokenError } from './errors.js';
 

@@ -137,7 +137,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #entries = new Map<string, MemoryEntry>();
   readonly #nowMs: () => number;
 
-  /** `nowMs` is a monotonic clock in ms (injectable for tests; STYLE.md rule 3). */
+  /** `nowMs` is a monotonic clock in ms (injectable for tests). */
   constructor(options: { readonly nowMs?: () => number } = {}) {
     this.#nowMs = options.nowMs ?? (() => performance.now());
   }

@@ -34,7 +34,7 @@ export class KeyedMutex {
 function waitOrAbort(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   if (signal === undefined) return p;
   return new Promise<void>((resolve, reject) => {
-    // The caller's own reason, as is (STYLE.md rule 13), whatever its type.
+    // The caller's own reason, as is, whatever its type.
     // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
     const onAbort = (): void => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });

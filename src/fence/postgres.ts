@@ -1,6 +1,6 @@
 // The PostgreSQL fence: the token check and the caller's SQL in one transaction, so the database
-// itself refuses a zombie's write (coordination-recipes.md §3 idea 1: "UPDATE … WHERE fence <=
-// $token plus storing the high-water mark").
+// itself refuses a zombie's write: it keeps the highest token it has seen and rejects lower ones
+// (the fencing tokens of Kleppmann, How to do distributed locking, 2016).
 //
 //   await createFenceTable(pool);
 //   await fencedTransaction(pool, { scope: 'jobs', token }, async (client) => {

@@ -1,6 +1,6 @@
 // The membership runtime's configuration: one typed struct, each field with its meaning, unit,
-// default and trade-off (STYLE.md rule 8), the `lan`, `wan` and `local` presets, and validation
-// that names the bad field. Protocol timing lives in `swim` (src/core/detect/swim/config.ts).
+// default and trade-off, the `lan`, `wan` and `local` presets, and validation that names the bad
+// field. Protocol timing lives in `swim` (src/core/detect/swim/config.ts).
 
 import {
   DEFAULT_LADDER,

@@ -1,4 +1,4 @@
-// Typed errors of the membership runtime, with stable codes (STYLE.md rule 6).
+// Typed errors of the membership runtime, with stable codes.
 
 export type MembershipErrorCode =
   'BAD_CONFIG' | 'BIND_FAILED' | 'CLOSED' | 'ABORTED' | 'TIMEOUT' | 'BAD_PACKET';

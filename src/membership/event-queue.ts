@@ -1,6 +1,6 @@
-// A bounded queue that turns pushed events into an async iterator (STYLE.md rule 13): `next()`
-// waits for the next event, the loop ends when the queue is closed, an abort signal ends it too,
-// and the oldest events are dropped (and counted) if the consumer falls behind.
+// A bounded queue that turns pushed events into an async iterator: `next()` waits for the next
+// event, the loop ends when the queue is closed, an abort signal ends it too, and the oldest events
+// are dropped (and counted) if the consumer falls behind.
 
 export class EventQueue<T> implements AsyncIterableIterator<T> {
   private readonly items: T[] = [];

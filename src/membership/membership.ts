@@ -3,10 +3,11 @@
 // sends what it asks, and publishes what it reports — as a typed EventEmitter and as async
 // iterators. It decides nothing itself.
 //
-// The stall trap (failure-detection.md §5): after the event loop was blocked, Node runs expired
-// timers before it reads the sockets, so a timeout would fire while its answer waits unread. The
-// core notices the late tick and asks to be called again at once; we call it from setImmediate,
-// which Node runs after the poll phase — one round of I/O has then been read.
+// The stall trap (the phase order is in the Node.js guide "The Node.js Event Loop"): after the
+// event loop was blocked, Node runs expired timers before it reads the sockets, so a timeout would
+// fire while its answer waits unread. The core notices the late tick and asks to be called again at
+// once; we call it from setImmediate, which Node runs after the poll phase — one round of I/O has
+// then been read.
 
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';

@@ -1,7 +1,8 @@
 // A simulated disk with a page cache. Appends are visible at once but durable only after a sync
 // completes; a crash keeps the synced bytes, a random prefix of the unsynced appends and possibly
-// one torn append (its tail sectors zeroed), and drops replaces that had not completed — the
-// crash states of verification.md's storage model ("Layer 4").
+// one torn append (its tail sectors zeroed), and drops replaces that had not completed — crash
+// states of the kind ALICE enumerates (Pillai et al., "All File Systems Are Not Created Equal",
+// OSDI 2014).
 import type { Prng } from '../core/base/prng.js';
 import type { Disk } from '../replica/io.js';
 import type { EventQueue } from './events.js';

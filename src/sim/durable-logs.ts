@@ -3,7 +3,7 @@
 // At a restart the log recovered from the disk must be that mirror, or the mirror overtaken by
 // writes the crash happened to keep — entry for entry. This checks recovery (WAL replay,
 // truncation, snapshot markers) and the replica's sync discipline where they go wrong, instead of
-// waiting for a lost entry to be elected over (Raft §5.4; verification.md's storage model).
+// waiting for a lost entry to be elected over (Raft §5.4; the crash model of disk.ts).
 import type { NodeId } from '../core/base/units.js';
 import type { RaftLog } from '../core/raft/log.js';
 import type { Raft } from '../core/raft/raft.js';

@@ -1,7 +1,7 @@
 // A seed expands into an explicit schedule: the cluster's configuration and a list of timed
 // faults. The run is a function of (seed, schedule), so the shrinker can remove faults from the
-// schedule and replay (verification.md, "Shrink"). Swarm testing: each seed enables its own random
-// subset of fault kinds and draws its own parameters.
+// schedule and replay (shrink.ts). Swarm testing (Groce et al., "Swarm Testing", ISSTA 2012):
+// each seed enables its own random subset of fault kinds and draws its own parameters.
 import { CLOCK_RATE_ERROR_MAX } from '../core/base/clock-drift.js';
 import { prng, type Prng } from '../core/base/prng.js';
 import type { LinkFaults } from './network.js';

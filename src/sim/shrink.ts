@@ -1,7 +1,9 @@
-// Shrinking a failing schedule to a minimal one (verification.md, "Shrink"; none of the anchors
-// does this). Candidates drop faults (halves, then quarters, …, then one at a time, ddmin-style),
-// then halve fault durations, then reduce clients and keys. A candidate is kept only if the same
-// invariant still fails, so the result reproduces the original bug, not another one.
+// Shrinking a failing schedule to a minimal one, which neither Jepsen, etcd's robustness tests,
+// FoundationDB's simulator nor TigerBeetle's VOPR does. Candidates drop faults (halves, then
+// quarters, …, then one at a time, ddmin-style: Zeller & Hildebrandt, "Simplifying and Isolating
+// Failure-Inducing Input", 2002), then halve fault durations, then reduce clients and keys. A
+// candidate is kept only if the same invariant still fails, so the result reproduces the
+// original bug, not another one.
 import type { Mutants } from '../core/base/mutants.js';
 import { runSchedule, type RunResult } from './run.js';
 import type { Fault, Schedule } from './schedule.js';

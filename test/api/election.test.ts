@@ -1,8 +1,9 @@
-// The Election service (reference b.11) called through its handlers over a MemoryBackend:
-// Campaign (key layout, header of the queueing txn, lease 0, missing lease, FIFO by create
-// revision, re-campaign with one lease, cancellation), the deliberate fix of etcd's phantom
-// leadership (reference b.14, #19597), Proclaim, Resign, Leader and the Observe stream. Lease
-// expiry is driven by the injected fakeClock and the backend's expiry pass; no test sleeps.
+// The Election service (etcd's server/etcdserver/api/v3election/election.go, on the recipe in
+// client/v3/concurrency/election.go) called through its handlers over a MemoryBackend: Campaign
+// (key layout, header of the queueing txn, lease 0, missing lease, FIFO by create revision,
+// re-campaign with one lease, cancellation), the deliberate fix of etcd's phantom leadership
+// (etcd#19597), Proclaim, Resign, Leader and the Observe stream. Lease expiry is driven by the
+// injected fakeClock and the backend's expiry pass; no test sleeps.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -186,7 +187,8 @@ test('candidates win in create-revision order; the header is that of the queuein
   await b.settle();
   assert.ok(second.value, String(second.error));
   assert.equal(third.done, false);
-  // etcd's Campaign returns the header of the txn that queued the candidate (reference b.11).
+  // etcd's Campaign returns the header of the txn that queued the candidate (Election.Campaign
+  // in client/v3/concurrency/election.go).
   assert.equal(second.value.header.revision, second.value.leader.rev);
   assert.ok(Number(second.value.header.revision) < b.machine.revision);
   assert.equal(dec.decode((await e.leader('order')).kv.value), 'b');
@@ -197,7 +199,7 @@ test('candidates win in create-revision order; the header is that of the queuein
   assert.equal(b.openHubs, 0);
 });
 
-test('b.14: a candidate whose lease expires while queued fails instead of winning', async () => {
+test('#19597: a candidate whose lease expires while queued fails instead of winning', async () => {
   const b = new TestBackend();
   const e = service(b);
   await e.campaign('ph', await b.grant(60), 'leader');
@@ -214,7 +216,7 @@ test('b.14: a candidate whose lease expires while queued fails instead of winnin
   assert.equal(b.openHubs, 0);
 });
 
-test('b.14: when leader and candidate leases lapse together, nobody is elected', async () => {
+test('#19597: when leader and candidate leases lapse together, nobody is elected', async () => {
   const b = new TestBackend();
   const e = service(b);
   await e.campaign('both', await b.grant(5), 'leader');

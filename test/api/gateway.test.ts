@@ -1,6 +1,7 @@
-// The JSON gateway and gRPC on one port (reference b.1): protojson in and out, the watch stream
-// as JSON lines, grpc-gateway's error shape, /health and /version, and bad input answered with
-// 4xx instead of crashing the server.
+// The JSON gateway and gRPC on one port (etcd's server/embed/serve.go: grpcHandlerFunc,
+// registerGateway, createMux): protojson in and out, the watch stream as JSON lines,
+// grpc-gateway's error shape, /health and /version, and bad input answered with 4xx instead of
+// crashing the server.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Fixture } from './api-fixture.js';

@@ -1,5 +1,6 @@
-// Cluster, Maintenance and Health over gRPC (reference b.10), and the methods tenure does not
-// serve (UNIMPLEMENTED, including the Auth service, which is not in tenure's protos).
+// Cluster, Maintenance and Health over gRPC (etcd's server/etcdserver/api/v3rpc/member.go,
+// maintenance.go and health.go), and the methods tenure does not serve (UNIMPLEMENTED, including
+// the Auth service, which is not in tenure's protos).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';

@@ -1,5 +1,5 @@
-// KV over gRPC against a MemoryBackend (reference b.3 to b.7): values, headers and etcd's exact
-// error codes and texts.
+// KV over gRPC against a MemoryBackend (etcd's server/etcdserver/api/v3rpc/key.go): values,
+// headers and etcd's exact error codes and texts (api/v3rpc/rpctypes/error.go).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { status } from '@grpc/grpc-js';

@@ -1,6 +1,7 @@
-// Lease (unary and the KeepAlive stream) and Watch over gRPC (reference b.8, b.9): created,
-// events with prev_kv, filters, cancel, compacted, progress, and `hasleader` streams ending with
-// `etcdserver: no leader` when the leader is lost.
+// Lease (unary and the KeepAlive stream) and Watch over gRPC (etcd's
+// server/etcdserver/api/v3rpc/lease.go and watch.go): created, events with prev_kv, filters,
+// cancel, compacted, progress, and `hasleader` streams ending with `etcdserver: no leader` when
+// the leader is lost.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { status } from '@grpc/grpc-js';

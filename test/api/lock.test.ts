@@ -1,7 +1,8 @@
-// The Lock service (reference b.12) called through its handlers over a MemoryBackend: FIFO
-// mutual exclusion by create revision, only the predecessor's deletion wakes a waiter, lease
-// expiry (by the injected clock and the backend's expiry pass) releases a lock and ends a
-// waiter's queueing, cancellation withdraws the waiter's key, and etcd's key layout and headers.
+// The Lock service (etcd's server/etcdserver/api/v3lock/lock.go, on the recipe in
+// client/v3/concurrency/mutex.go) called through its handlers over a MemoryBackend: FIFO mutual
+// exclusion by create revision, only the predecessor's deletion wakes a waiter, lease expiry (by
+// the injected clock and the backend's expiry pass) releases a lock and ends a waiter's queueing,
+// cancellation withdraws the waiter's key, and etcd's key layout and headers.
 // No test sleeps: `settle()` only lets the promise chains of the in-memory backend run.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -250,7 +251,7 @@ test('a waiter whose lease expires while queued gets "mutex: session is expired"
   b.fakeClock.nowMs += 6_000;
   await b.expireLeases();
   await b.settle();
-  // etcd would keep the doomed waiter queued until the holder goes (reference b.14, #19597).
+  // etcd would keep the doomed waiter queued until the holder goes (etcd#19597).
   assert.equal(doomed.done, true);
   assertStatus(doomed.error, 'Unknown', 'mutex: session is expired');
   assert.equal(third.done, false, 'the holder still holds');

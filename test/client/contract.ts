@@ -1,4 +1,4 @@
-// The SDK contract suite (STYLE.md rule 11): the same tests against a 3-member tenure cluster and a
+// The SDK contract suite: the same tests against a 3-member tenure cluster and a
 // 3-member etcd 3.4 cluster (test/cluster/cluster.ts). The member-killing test runs last; every
 // process is stopped by PID in `after`.
 import { eventuallyTrue as eventually } from '../compat/support.js';

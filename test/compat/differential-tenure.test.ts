@@ -1,6 +1,6 @@
 // The differential script against a fresh 3-member tenure cluster, compared with etcd 3.4's
 // golden recording (test/compat/etcd-recording.json). The only differences allowed are listed
-// here, each a place where tenure follows newer etcd (the reference, up to 3.7) and etcd 3.4
+// here, each a place where tenure follows newer etcd (3.5 up to 3.7) and etcd 3.4
 // does not; the README lists them as known gaps. None may be in KV or leases.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 // The etcd3 (microsoft/etcd3, npm) compatibility suite against a 3-member cluster of either
 // backend: the client's builders, typed errors, watchers and lease manager. Revisions are
-// compared relative to a start revision; errors by class and by the reference's exact text.
+// compared relative to a start revision; errors by class and by etcd's exact text.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {

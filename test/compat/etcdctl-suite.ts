@@ -1,6 +1,6 @@
 // The etcdctl compatibility suite: Debian's etcdctl 3.4 against a 3-member cluster of either
 // backend. Every assertion is about semantics both must share: output text, exit codes, error
-// strings from the reference (etcd-v3-api.md b.2), and revisions relative to a start revision.
+// strings from etcd's api/v3rpc/rpctypes/error.go, and revisions relative to a start revision.
 // Each test works under its own key prefix; compaction runs last because it cuts history.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

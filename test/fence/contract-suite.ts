@@ -1,4 +1,4 @@
-// The fence contract suite (STYLE.md rule 11: every fence adapter passes the same tests). A
+// The fence contract suite (every fence adapter passes the same tests). A
 // subject wraps one adapter behind a tiny resource — a per-scope append-only log — so the suite
 // can observe effects and their order the same way everywhere:
 //

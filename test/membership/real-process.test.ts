@@ -1,7 +1,7 @@
-// Real processes on loopback (failure-detection.md §2.4, Harness B, bounded): 8 membership
-// processes; SIGSTOP one for 2 s → the others suspect it and never declare it dead, SIGCONT → it
-// refutes and is alive everywhere; kill -9 one → dead in every view; restart it with the same
-// name → alive again everywhere. Every child is stopped by PID at the end, whatever happens.
+// Real processes on loopback (bounded): 8 membership processes; SIGSTOP one for 2 s → the others
+// suspect it and never declare it dead, SIGCONT → it refutes and is alive everywhere; kill -9 one
+// → dead in every view; restart it with the same name → alive again everywhere. Every child is
+// stopped by PID at the end, whatever happens.
 //
 // Nothing here sleeps to assert speed: each step waits for a condition, with a generous deadline.
 

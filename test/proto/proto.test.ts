@@ -1,7 +1,9 @@
-// tenure's own .proto files against the etcd v3 wire format (reference etcd-v3-api.md):
-// every gRPC method path exists with the right streaming kind; messages encode to bytes whose tags
-// are worked out by hand from the reference's field numbers (tag = field_number << 3 | wire_type),
-// so a wrong number, wire type or enum value fails here; and a loopback server answers KV.Range.
+// tenure's own .proto files against the etcd v3 wire format (etcd's api/etcdserverpb/rpc.proto,
+// api/mvccpb/kv.proto, and the v3election.proto and v3lock.proto of its Election and Lock
+// services): every gRPC method path exists with the right streaming kind; messages encode to
+// bytes whose tags are worked out by hand from etcd's field numbers (tag = field_number << 3 |
+// wire_type), so a wrong number, wire type or enum value fails here; and a loopback server
+// answers KV.Range.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -62,7 +64,7 @@ const hex = (bytes: string): string => bytes.replace(/\s+/g, '');
 const b = (text: string): Buffer => Buffer.from(text, 'utf8');
 
 // ---------------------------------------------------------------------------------------------
-// Services and method paths (reference b.1)
+// Services and method paths (/<package>.<Service>/<Method>, as etcd's protos declare them)
 
 type Kind = 'unary' | 'server' | 'client' | 'bidi';
 
@@ -122,7 +124,7 @@ test('each service declares exactly the listed methods', () => {
   }
 });
 
-test('methods carry the request and response messages the reference names', () => {
+test('methods carry the request and response messages the etcd protos name', () => {
   const pairs: ReadonlyArray<readonly [string, string, string, string]> = [
     ['etcdserverpb.KV', 'Range', 'RangeRequest', 'RangeResponse'],
     ['etcdserverpb.KV', 'Compact', 'CompactionRequest', 'CompactionResponse'],
@@ -447,7 +449,7 @@ test('Lease revoke, keepalive, time-to-live and leases messages', () => {
   );
 });
 
-test('StatusResponse: fields 1..12 as numbered in the reference', () => {
+test("StatusResponse: fields 1..12 as numbered in etcd's rpc.proto", () => {
   const got = encodeHex('etcdserverpb.StatusResponse', {
     header: { member_id: 1 },
     version: '3.5.0',

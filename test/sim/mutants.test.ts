@@ -1,5 +1,5 @@
 // The simulator must find bugs: every planted mutant is caught within 1,000 seeds, and the CLI
-// says by which invariant (verification.md, "Bug-finding power").
+// says by which invariant.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MUTANT_NAMES } from '../../src/core/base/mutants.js';

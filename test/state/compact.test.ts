@@ -1,5 +1,5 @@
-// KV.Compact (reference b.7): its errors, what stays readable, and that history above the
-// compact revision is untouched.
+// KV.Compact (etcd's server/storage/mvcc/kvstore.go, store.Compact and updateCompactRev): its
+// errors, what stays readable, and that history above the compact revision is untouched.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { b, errorOf, Harness, ok } from './fixtures.js';

@@ -1,4 +1,5 @@
-// The error table, pinned byte-for-byte: clients match on these strings (reference b.2).
+// The error table, pinned byte-for-byte: clients match on these strings (etcd's
+// api/v3rpc/rpctypes/error.go).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as E from '../../src/core/state/etcd-errors.js';

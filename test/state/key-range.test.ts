@@ -1,4 +1,5 @@
-// Key-range conventions (reference b.2): single key, from-key, intervals, the prefix rule and
+// Key-range conventions (RangeRequest.range_end in etcd's api/etcdserverpb/rpc.proto; the prefix
+// rule is getPrefix in client/v3/op.go): single key, from-key, intervals, the prefix rule and
 // bytewise order.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,5 +1,7 @@
-// Put and DeleteRange (reference b.2 revisions, b.4, b.5): revision and version arithmetic across
-// put, delete and re-create; put options; prev_kv; every Put/DeleteRange error string.
+// Put and DeleteRange (etcd's server/storage/mvcc/kvstore_txn.go, storeTxnWrite.put and
+// deleteRange; checkPutRequest in server/etcdserver/api/v3rpc/key.go): revision and version
+// arithmetic across put, delete and re-create; put options; prev_kv; every Put/DeleteRange error
+// string.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { logIndex } from '../../src/core/base/units.js';

@@ -1,6 +1,7 @@
-// Leases (reference b.9): grant (chosen and given IDs, TTL minimum and maximum, existing ID),
-// attach/detach through puts and deletes, revoke deleting keys in one revision, keepalive,
-// refresh on a new leader, TimeToLive and Leases, expiry as a query with time passed in.
+// Leases (etcd's server/lease/lessor.go; the refresh on a new leader: docs/leases-and-time.md):
+// grant (chosen and given IDs, TTL minimum and maximum, existing ID), attach/detach through puts
+// and deletes, revoke deleting keys in one revision, keepalive, refresh on a new leader,
+// TimeToLive and Leases, expiry as a query with time passed in.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_ETCD_LIMITS } from '../../src/core/state/etcd-limits.js';

@@ -1,5 +1,6 @@
-// KV.Range with every option (reference b.3): limit/more/count, past revisions and their errors,
-// sort orders and targets, count_only, keys_only, min/max revision filters.
+// KV.Range with every option (etcd's server/etcdserver/txn/range.go): limit/more/count, past
+// revisions and their errors, sort orders and targets, count_only, keys_only, min/max revision
+// filters.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RangeRequest, SortOrder, SortTarget } from '../../src/core/state/kv-types.js';

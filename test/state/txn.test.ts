@@ -1,5 +1,7 @@
-// KV.Txn (reference b.6): compare targets and results over keys and ranges, absent keys, one
-// revision per txn with reads seeing earlier writes, nested txns, and every validation error.
+// KV.Txn (etcd's server/etcdserver/txn/txn.go; validation: checkTxnRequest and checkIntervals in
+// server/etcdserver/api/v3rpc/key.go): compare targets and results over keys and ranges, absent
+// keys, one revision per txn with reads seeing earlier writes, nested txns, and every validation
+// error.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type {

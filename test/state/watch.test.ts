@@ -1,5 +1,7 @@
-// The watch hub (reference b.8): creation responses and refusals, events per revision with
-// filters and prev_kv, replay from a past start revision, compacted watchers, cancel, progress.
+// The watch hub (etcd's server/etcdserver/api/v3rpc/watch.go and
+// server/storage/mvcc/watchable_store.go): creation responses and refusals, events per revision
+// with filters and prev_kv, replay from a past start revision, compacted watchers, cancel,
+// progress.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_ETCD_LIMITS } from '../../src/core/state/etcd-limits.js';

@@ -2,7 +2,7 @@
 // an election with session TTL `electionTtlSeconds`; elector B (in the bench process) campaigns
 // and queues behind it; A is killed with SIGKILL at a random phase of its renewal cycle
 // (TTL/3); the sample is the time from the kill to B's onStartedLeading. Bounded by the lease
-// TTL, not by Raft (baseline lesson 6).
+// TTL, not by Raft, as in the etcd baseline.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, LeaderElector, type RecipeTraceEvent } from '../../client/index.js';

@@ -1,5 +1,5 @@
-// Assertions for bugs, kept on in production (STYLE.md rule 5). A failed assertion is a crash,
-// never a handled error: it means the code's own model of the world is wrong.
+// Assertions for bugs, kept on in production. A failed assertion is a crash, never a handled
+// error: it means the code's own model of the world is wrong.
 
 export class AssertionError extends Error {
   override readonly name = 'AssertionError';

@@ -1,7 +1,6 @@
 // A small seeded PRNG (sfc32) with independent named streams. A root seed derives one stream per
 // consumer (network, each node's election timer, the workload, the nemesis), so that changing one
-// consumer's draws does not shift the others' — which keeps replays and shrinking stable
-// (verification.md, "Layer 1": split streams).
+// consumer's draws does not shift the others' — which keeps replays and shrinking stable.
 
 export interface Prng {
   /** A float in [0, 1). */

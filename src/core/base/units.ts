@@ -1,4 +1,4 @@
-// Branded numbers keep terms, log indexes, revisions and durations from mixing (STYLE.md rule 4).
+// Branded numbers keep terms, log indexes, revisions and durations from mixing.
 // They cost nothing at run time: a brand exists only for the type checker.
 
 declare const brand: unique symbol;

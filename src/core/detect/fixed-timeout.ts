@@ -1,6 +1,6 @@
 // The fixed-timeout heartbeat detector: suspect after k heartbeat intervals of silence. It is the
 // baseline every accrual paper compares against, and Akka's DeadlineFailureDetector (deadline =
-// heartbeat interval + acceptable pause, failure-detection.md §1.1).
+// heartbeat interval + acceptable pause).
 
 import { assert } from '../base/index.js';
 import type { HeartbeatDetector } from './heartbeat-detector.js';

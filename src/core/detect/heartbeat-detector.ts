@@ -1,6 +1,6 @@
 // The common shape of a heartbeat failure detector: arrivals in, a suspicion level out, with time
-// always passed in (STYLE.md rule 1). Callers never see the model; they see a level on the φ scale
-// (phi-formula.ts) and bind actions to thresholds of it (level.ts).
+// always passed in. Callers never see the model; they see a level on the φ scale (phi-formula.ts)
+// and bind actions to thresholds of it (level.ts).
 
 export interface HeartbeatDetector {
   /** Record a heartbeat (or any message that proves the peer was alive) received at `nowMs`. */
@@ -13,7 +13,7 @@ export interface HeartbeatDetector {
   readonly lastHeartbeatMs: number | undefined;
   /**
    * Move the last-heartbeat time forward by `ms` without recording an interval: the observer was
-   * stalled for `ms` and could not have heard anything (the stall guard, failure-detection.md §5).
+   * stalled for `ms` and could not have heard anything (the stall guard).
    */
   shift(ms: number): void;
 }

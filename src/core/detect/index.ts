@@ -1,4 +1,4 @@
-// Failure detection, pure: time is passed in, never read (STYLE.md rule 1).
+// Failure detection, pure: time is passed in, never read.
 //
 // - heartbeat detectors: fixed timeout and φ accrual (normal, Akka's logistic, Cassandra's
 //   exponential), behind one HeartbeatDetector interface;

@@ -1,6 +1,6 @@
 // A bounded window of heartbeat inter-arrival times with running mean and variance: the "sliding
 // window" of Hayashibara §3.2, and Akka's and Cassandra's max-sample-size. Adding and querying are
-// O(1); the state is O(capacity) per monitored peer (failure-detection.md T13).
+// O(1); the state is O(capacity) per monitored peer.
 
 import { assert } from '../base/index.js';
 import type { IntervalStats } from './phi-formula.js';

@@ -1,7 +1,6 @@
 // The suspicion-level API. A detector reports a level on the φ scale; callers bind their own
 // actions to thresholds of it, so a cheap action (stop routing to a peer) can fire early and a
-// costly one (fail over leadership, remove the member) only late or on an operator's word
-// (failure-detection.md §2.1 "Two verdict levels", §5 "Split the evidence").
+// costly one (fail over leadership, remove the member) only late or on an operator's word.
 
 import { assert } from '../base/index.js';
 

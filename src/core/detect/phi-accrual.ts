@@ -2,7 +2,7 @@
 // production added: a windowed interval history, a floor on the standard deviation, an acceptable
 // pause, a warm-up estimate for the first samples, a cap above which intervals are not recorded,
 // and Akka's rule that a heartbeat arriving after the detector gave up is not learned from
-// (failure-detection.md §1.1, §1.4 "Warm-up", §5 "Never let outage intervals poison the window").
+// (akka-remote's PhiAccrualFailureDetector.scala; Cassandra's gms/FailureDetector.java).
 //
 // One class covers tenure's watch and the calibrated baselines; the presets below name them.
 

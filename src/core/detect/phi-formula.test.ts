@@ -1,5 +1,5 @@
 // Table tests for the φ formulas. Expected values are computed independently (a high-precision
-// erfc series/continued fraction, and the derivations of failure-detection.md §6).
+// erfc series/continued fraction, and each formula solved by hand for its φ = 8 crossing).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,7 +46,7 @@ describe('phiNormalTail: −log10 Q(y) of the standard normal', () => {
 });
 
 describe("phiLogisticTail: Akka's approximation", () => {
-  it('crosses φ = 8 at y ≈ 5.23 (failure-detection.md §6), not 5.61 as the exact normal does', () => {
+  it('crosses φ = 8 at y ≈ 5.23, not 5.61 as the exact normal does', () => {
     const y = silenceAtPhi(8, (s) => phiLogisticTail(s / 1000), 100_000) / 1000;
     close(y, 5.23, 0.01, 'logistic crossing');
     const exact = silenceAtPhi(8, (s) => phiNormalTail(s / 1000), 100_000) / 1000;

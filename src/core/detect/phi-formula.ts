@@ -4,7 +4,7 @@
 // the probability that a heartbeat still arrives after a silence of Δ, under the detector's model.
 // φ = 1 means a 10 % chance of being wrong, φ = 2 a 1 % chance, and so on.
 //
-// Three models are used (failure-detection.md §1.1):
+// Three models are used:
 // - the normal distribution, computed exactly in the tail (Hayashibara; tenure's watch);
 // - Akka's logistic approximation of the normal CDF, 1 / (1 + e^{−y(1.5976 + 0.070566 y²)});
 // - Cassandra's exponential model, φ = Δ / (mean · ln 10).
@@ -56,7 +56,7 @@ function softplus(x: number): number {
  * −log10(1 − F(y)) for Akka's logistic approximation of the normal CDF,
  * F(y) = 1 / (1 + e^{−a}), a = y (1.5976 + 0.070566 y²). 1 − F = e^{−a} / (1 + e^{−a}), so
  * −ln(1 − F) = a + ln(1 + e^{−a}) = softplus(a). Computed in log space so the tail keeps its
- * precision (the cancellation that actor-ts suffers, failure-detection.md §1.3).
+ * precision (the cancellation that actor-ts's PhiAccrualFailureDetector.ts suffers).
  */
 export function phiLogisticTail(y: number): number {
   const a = y * (1.5976 + 0.070566 * y * y);
@@ -71,7 +71,8 @@ export interface IntervalStats {
 
 /**
  * φ under the normal model (Hayashibara §3.2) with Akka's two operator knobs: the acceptable pause
- * is added to the mean, and the standard deviation is floored (failure-detection.md §1.1).
+ * is added to the mean, and the standard deviation is floored (akka-remote's
+ * PhiAccrualFailureDetector.scala).
  */
 export function phiNormal(
   silenceMs: number,

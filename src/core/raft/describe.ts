@@ -1,6 +1,6 @@
-// The one canonical text form of the Raft core's values (STYLE.md rule 12). Golden interaction
-// scripts, logs, the CLI and the dashboard all print messages, entries and Ready batches through
-// these functions, so a change of format is one diff in one place.
+// The one canonical text form of the Raft core's values. Golden interaction scripts, logs, the CLI
+// and the dashboard all print messages, entries and Ready batches through these functions, so a
+// change of format is one diff in one place.
 //
 // Conventions: an entry or a log position is `index/term`; a message is `from->to type term=…`
 // followed by its type's fields in a fixed order; optional parts appear only when set.

@@ -1,7 +1,7 @@
-// A data-driven interaction harness for the Raft core, in the spirit of etcd-io/raft's
-// interaction tests (verification.md §4.5) but our own format and commands. A script drives N
-// in-memory nodes, each with in-memory storage (what a real node would have fsynced) and an
-// inbox; every command prints what happened through describe.ts, and the printed text is the
+// A data-driven interaction harness for the Raft core, in the spirit of etcd-io/raft's interaction
+// tests (interaction_test.go, rafttest/, testdata/*.txt) but our own format and commands. A script
+// drives N in-memory nodes, each with in-memory storage (what a real node would have fsynced) and
+// an inbox; every command prints what happened through describe.ts, and the printed text is the
 // golden output. The harness is pure and synchronous, like the core it drives.
 //
 // Script format

@@ -1,4 +1,4 @@
-// Every queue, batch and window of the core has a named maximum with its reason (STYLE.md rule 7).
+// Every queue, batch and window of the core has a named maximum with its reason.
 
 /** Entries per append message: bounds message size and the work one follower step does. */
 export const ENTRIES_PER_APPEND_MAX = 64;

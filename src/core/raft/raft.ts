@@ -995,7 +995,7 @@ export class Raft {
 
   // ---------------------------------------------------------------- invariants
 
-  /** Cheap structural invariants, asserted after every input (STYLE.md rule 5). */
+  /** Cheap structural invariants, asserted after every input. */
   checkInvariants(): void {
     const log = this.log;
     assert(

@@ -1,5 +1,5 @@
 // The values that cross the Raft core's boundary: log entries, messages, persistent state,
-// snapshots and the Ready batch. Plain data, discriminated on `type` (STYLE.md rule 2).
+// snapshots and the Ready batch. Plain data, discriminated on `type`.
 import type { LogIndex, NodeId, Term } from '../base/units.js';
 
 export type EntryType = 'normal' | 'conf';
@@ -134,7 +134,7 @@ export interface Ready {
   readonly readStates: readonly ReadState[];
 }
 
-/** Expected refusals are values, not exceptions (STYLE.md rule 6). */
+/** Expected refusals are values, not exceptions. */
 export type ProposeResult =
   | { readonly ok: true; readonly index: LogIndex; readonly term: Term }
   | {

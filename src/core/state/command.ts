@@ -1,8 +1,8 @@
-// The commands of the etcd key space as they travel through the Raft log (STYLE.md rule 2: data,
-// not objects, keyed on `type`). Encoded with tagged JSON (tagged-json.ts): one JSON object per
-// entry, e.g. {"type":"put","request":{"key":{"$b":"666f6f"},"value":{"$b":"31"}}} — except a
-// put, the command of nearly every entry, which has a binary form (put-codec.ts): a third of the
-// bytes in the log, the WAL and memory, and no JSON work on the three members that apply it.
+// The commands of the etcd key space as they travel through the Raft log (data, not objects, keyed
+// on `type`). Encoded with tagged JSON (tagged-json.ts): one JSON object per entry, e.g.
+// {"type":"put","request":{"key":{"$b":"666f6f"},"value":{"$b":"31"}}} — except a put, the command
+// of nearly every entry, which has a binary form (put-codec.ts): a third of the bytes in the log,
+// the WAL and memory, and no JSON work on the three members that apply it.
 //
 // Time enters only here: a command that sets a lease deadline carries the leader's monotonic
 // clock reading `nowMs`, so every replica records the same deadline.

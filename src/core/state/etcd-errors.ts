@@ -1,6 +1,6 @@
 // etcd's client-visible errors as data: the gRPC status code and the exact message text, which
-// clients match byte-for-byte (reference b.2, "Errors"). The core returns these as values; the
-// server edge turns them into gRPC statuses.
+// clients match byte-for-byte (etcd's api/v3rpc/rpctypes/error.go). The core returns these as
+// values; the server edge turns them into gRPC statuses.
 
 export type GrpcCode =
   | 'Canceled'
@@ -71,7 +71,10 @@ export const ERR_DEADLINE_EXCEEDED = err(
 export const ERR_PEER_URL_EXIST = err('FailedPrecondition', 'etcdserver: Peer URLs already exists');
 export const ERR_MEMBER_NOT_FOUND = err('NotFound', 'etcdserver: member not found');
 export const ERR_WATCH_CANCELED = err('Canceled', 'etcdserver: watch canceled');
-/** The Election service's plain Go errors reach clients with code Unknown (reference b.2). */
+/**
+ * The Election service's plain Go errors (client/v3/concurrency/election.go) reach clients with
+ * code Unknown.
+ */
 export const ERR_ELECTION_NO_LEADER = err('Unknown', 'election: no leader');
 export const ERR_ELECTION_NOT_LEADER = err('Unknown', 'election: not leader');
 export const ERR_SESSION_EXPIRED = err('Unknown', 'mutex: session is expired');

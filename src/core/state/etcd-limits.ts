@@ -1,6 +1,6 @@
-// Every limit of the etcd key space, in one place (STYLE.md rule 7), with etcd's defaults
-// (reference b.2, "Limits and defaults", and b.9). All replicas must use the same values: they
-// change what apply decides.
+// Every limit of the etcd key space, in one place, with etcd's defaults (server/embed/config.go,
+// and server/lease/lessor.go for lease TTLs). All replicas must use the same values: they change
+// what apply decides.
 
 export interface EtcdLimits {
   /** Most ops in one of a txn's compare/success/failure lists (`--max-txn-ops`, default 128). */

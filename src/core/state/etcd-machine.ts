@@ -203,7 +203,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return range(this.store, req);
   }
 
-  /** TTL −1 for an unknown lease, with no error (reference b.9). */
+  /** TTL −1 for an unknown lease, with no error (etcd's v3rpc/lease.go, LeaseTimeToLive). */
   leaseTimeToLive(id: LeaseId, nowMs: number, keys: boolean): LeaseTimeToLiveResponse {
     const header = this.header();
     const lease = this.leases.get(id);

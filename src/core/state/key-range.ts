@@ -1,6 +1,7 @@
-// Keys and key ranges with etcd's conventions (reference b.2, "Key ranges"). Keys are held inside
-// the store as byte strings: one UTF-16 code unit per byte (0..255), so JavaScript's string order
-// is exactly etcd's bytewise order and the strings can key a Map.
+// Keys and key ranges with etcd's conventions (RangeRequest's range_end in etcd's
+// api/etcdserverpb/rpc.proto; getPrefix in client/v3/op.go). Keys are held inside the store as
+// byte strings: one UTF-16 code unit per byte (0..255), so JavaScript's string order is exactly
+// etcd's bytewise order and the strings can key a Map.
 
 /** A key as a byte string: each character's code is one byte of the key. */
 export type ByteKey = string;

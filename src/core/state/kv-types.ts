@@ -1,6 +1,7 @@
-// The etcd v3 key-space values and requests as plain data (reference b.2 to b.7, mvccpb and
-// etcdserverpb). Field names follow the proto's, in camelCase; enums are their proto names.
-// Lease IDs are int64 on the wire, so they are bigints here; revisions are safe integers.
+// The etcd v3 key-space values and requests as plain data (mvccpb and etcdserverpb: etcd's
+// api/mvccpb/kv.proto and api/etcdserverpb/rpc.proto). Field names follow the proto's, in
+// camelCase; enums are their proto names. Lease IDs are int64 on the wire, so they are bigints
+// here; revisions are safe integers.
 import type { Revision } from '../base/units.js';
 
 /** A lease ID; 0n means "no lease". */

@@ -1,6 +1,7 @@
-// KV.Put and KV.DeleteRange (reference b.4, b.5): their checks, split as etcd splits them into
-// checks that need no state (done before a txn runs) and checks against the store and the lease
-// table, and their effects inside an open write transaction, including lease attachment.
+// KV.Put and KV.DeleteRange (etcd's v3rpc/key.go checkPutRequest and checkDeleteRequest, and
+// server/etcdserver/txn put, deleteRange and checkPut): their checks, split as etcd splits them
+// into checks that need no state (done before a txn runs) and checks against the store and the
+// lease table, and their effects inside an open write transaction, including lease attachment.
 import type { EtcdError } from './etcd-errors.js';
 import {
   ERR_EMPTY_KEY,

@@ -1,7 +1,7 @@
-// The replicated lease table (reference b.9). Expiry is never decided here by reading a clock:
-// commands carry the leader's monotonic time (`nowMs`) in, every replica records the same
-// deadline, and the leader proposes a revoke when its own clock passes one (ARCHITECTURE.md,
-// "Time, leases and tokens"). A new leader first gives every lease a fresh TTL (`refreshAll`),
+// The replicated lease table (etcd's server/lease/lessor.go). Expiry is never decided here by
+// reading a clock: commands carry the leader's monotonic time (`nowMs`) in, every replica records
+// the same deadline, and the leader proposes a revoke when its own clock passes one
+// (docs/leases-and-time.md). A new leader first gives every lease a fresh TTL (`refreshAll`),
 // because it cannot know how long the old leader had already waited.
 import { assert } from '../base/assert.js';
 import { FNV_OFFSET, fnvNumber, fnvString } from '../base/hash.js';
@@ -74,8 +74,8 @@ export class LeaseTable {
   /**
    * Renew: the deadline becomes now + granted TTL. Returns the TTL, or 0 for an unknown lease
    * and for one whose deadline has passed: the leader revokes those, and a renewal answered
-   * "alive" just before its keys go would tell a lock holder it still holds (reference b.9:
-   * renewing a lease pending revocation answers "not found").
+   * "alive" just before its keys go would tell a lock holder it still holds (etcd's lessor
+   * Renew: renewing a lease pending revocation answers "not found").
    */
   keepAlive(id: LeaseId, nowMs: number): number {
     const lease = this.leases.get(id);
@@ -97,7 +97,7 @@ export class LeaseTable {
 
   /**
    * A new leader's promotion: every lease gets now + extra + its checkpointed remaining TTL, or
-   * its full TTL when it has no checkpoint (reference b.9, "Leader change").
+   * its full TTL when it has no checkpoint (etcd's lessor Promote).
    */
   refreshAll(nowMs: number, extraMs: number): void {
     for (const lease of this.leases.values()) {

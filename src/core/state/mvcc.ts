@@ -1,7 +1,8 @@
-// The multi-version key space (reference b.2 "Revisions", b.7): a sorted key index, and for each
-// key its history of versions, each stamped with the revision and sub-revision that wrote it.
-// A write transaction stages its changes at revision current+1; reads during the transaction see
-// them; ending the transaction makes that revision current only if something was written.
+// The multi-version key space (etcd's server/storage/mvcc: kvstore.go, index.go): a sorted key
+// index, and for each key its history of versions, each stamped with the revision and sub-revision
+// that wrote it. A write transaction stages its changes at revision current+1; reads during the
+// transaction see them; ending the transaction makes that revision current only if something was
+// written.
 import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
 import { fnvBytes, fnvNumber, fnvString } from '../base/hash.js';
@@ -288,7 +289,10 @@ function versionAt(versions: readonly KeyVersion[], rev: number): KeyVersion | u
   return undefined;
 }
 
-/** A DELETE event's kv holds only the key and the delete revision (reference b.2). */
+/**
+ * A DELETE event's kv holds only the key and the delete revision (etcd's
+ * server/storage/mvcc/watchable_store_txn.go).
+ */
 function tombstoneKv(key: Uint8Array, rev: number): KeyValue {
   return {
     key,

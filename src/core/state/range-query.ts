@@ -1,4 +1,5 @@
-// KV.Range (reference b.3): validation, revision bounds, and the read itself with etcd's order of
+// KV.Range (etcd's checkRangeRequest in v3rpc/key.go; checkRange and executeRange in
+// server/etcdserver/txn): validation, revision bounds, and the read itself with etcd's order of
 // work: fetch the range at the read revision, count it, apply the min/max revision filters, sort,
 // then cut to the limit.
 import type { EtcdError } from './etcd-errors.js';

@@ -1,4 +1,5 @@
-// KV.Txn (reference b.6). In etcd's order: checks that need no state at every nesting level
+// KV.Txn (etcd's checkTxnRequest and checkIntervals in server/etcdserver/api/v3rpc/key.go, then
+// Txn in server/etcdserver/txn). In etcd's order: checks that need no state at every nesting level
 // (op counts against the remaining budget, empty keys, empty ops), then the duplicate-key rule,
 // then every compare of the whole tree evaluated against the state before the txn (the "path"),
 // then checks of the chosen ops against the store, and only then the writes, all at one revision.

@@ -1,8 +1,9 @@
-// The watch fan-out for one watch stream (reference b.8), as a pure data structure: the machine
-// publishes each revision's events into it, and the server drains the queued responses and sends
-// them. A watcher that starts in the past is caught up from the store's history at once. When the
-// queue is full (the stream is slow) live events are not queued: watchers fall behind ("unsynced")
-// and are caught up from history at the next drain, or cancelled as compacted if it is gone.
+// The watch fan-out for one watch stream (etcd's server/etcdserver/api/v3rpc/watch.go and
+// server/storage/mvcc/watchable_store.go), as a pure data structure: the machine publishes each
+// revision's events into it, and the server drains the queued responses and sends them. A watcher
+// that starts in the past is caught up from the store's history at once. When the queue is full
+// (the stream is slow) live events are not queued: watchers fall behind ("unsynced") and are
+// caught up from history at the next drain, or cancelled as compacted if it is gone.
 import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
 import type { Revision } from '../base/units.js';

@@ -1,13 +1,13 @@
-// The client API's limits and timings (STYLE.md rules 7 and 8): one typed config, each field
-// with its meaning, unit, default and trade-off.
+// The client API's limits and timings, in one place: one typed config, each field with its
+// meaning, unit, default and trade-off.
 import type { Mutants } from '../../core/base/mutants.js';
 import { DEFAULT_ETCD_LIMITS } from '../../core/state/etcd-limits.js';
 
 export interface ClientApiConfig {
   /**
    * Largest request accepted, in bytes of its protobuf encoding (etcd's `--max-request-bytes`,
-   * default 1.5 MiB, reference b.2). Bigger requests fail with `etcdserver: request is too large`.
-   * Must match the replicas' EtcdLimits.requestBytesMax.
+   * default 1.5 MiB, etcd server/embed/config.go). Bigger requests fail with `etcdserver:
+   * request is too large`. Must match the replicas' EtcdLimits.requestBytesMax.
    */
   readonly requestBytesMax: number;
   /**
@@ -23,7 +23,7 @@ export interface ClientApiConfig {
   readonly watchDrainIntervalMs: number;
   /**
    * Interval of progress notifications to `progress_notify` watchers, in ms (etcd's
-   * `--watch-progress-notify-interval`, default 10 min, minimum 100 ms, reference b.8).
+   * `--watch-progress-notify-interval`, default 10 min, minimum 100 ms).
    */
   readonly watchProgressIntervalMs: number;
   /**

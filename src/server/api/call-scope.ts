@@ -44,7 +44,10 @@ export interface CallStart {
   readonly stream: boolean;
 }
 
-/** etcd's `hasleader` metadata (reference b.2, "Request metadata"), set by WithRequireLeader. */
+/**
+ * etcd's `hasleader` metadata, set by WithRequireLeader and checked by etcd's interceptors
+ * (server/etcdserver/api/v3rpc/interceptor.go).
+ */
 export function requiresLeader(metadata: ReadonlyMap<string, string>): boolean {
   return metadata.get('hasleader') === 'true';
 }
@@ -56,8 +59,9 @@ export class CallTracker {
 
   /** Start a call, or throw ApiError when etcd would refuse it before running the handler. */
   begin(start: CallStart): CallScope {
-    // etcd checks the size of what it proposes against --max-request-bytes (reference b.2); the
-    // protobuf encoding of the request is the closest measure the API layer has.
+    // etcd checks the size of what it proposes against --max-request-bytes (etcd
+    // server/etcdserver/v3_server.go, processInternalRaftRequestOnce); the protobuf encoding of
+    // the request is the closest measure the API layer has.
     if (start.requestBytes !== undefined && start.requestBytes > this.deps.config.requestBytesMax) {
       throw new ApiError(ERR_REQUEST_TOO_LARGE);
     }

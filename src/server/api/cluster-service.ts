@@ -1,5 +1,6 @@
-// etcdserverpb.Cluster (reference b.10). MemberList, MemberAdd and MemberRemove go to the node;
-// MemberUpdate and MemberPromote are not offered yet. etcd's Cluster headers carry no revision.
+// etcdserverpb.Cluster (etcd server/etcdserver/api/v3rpc/member.go). MemberList, MemberAdd and
+// MemberRemove go to the node; MemberUpdate and MemberPromote are not offered yet. etcd's Cluster
+// headers carry no revision.
 import type { KvBackend, MemberInfo } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
 import { asMessage, bigintField, boolField, repeatedField, toProtoHeader } from './convert.js';

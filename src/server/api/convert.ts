@@ -101,7 +101,7 @@ export interface ProtoHeader {
   readonly raft_term: string;
 }
 
-/** etcdserverpb.ResponseHeader (reference b.2); revision 0 for calls that do not touch the KV. */
+/** etcdserverpb.ResponseHeader (rpc.proto); revision 0 for calls that do not touch the KV. */
 export function toProtoHeader(backend: HeaderSource, revision: number): ProtoHeader {
   return {
     cluster_id: backend.clusterId.toString(),
@@ -125,7 +125,7 @@ export interface ProtoKeyValue {
   readonly lease: string;
 }
 
-/** mvccpb.KeyValue (reference b.2). */
+/** mvccpb.KeyValue (etcd api/mvccpb/kv.proto). */
 export function toProtoKeyValue(kv: KeyValue): ProtoKeyValue {
   return {
     key: toBuffer(kv.key),
@@ -203,7 +203,10 @@ const SORT_TARGETS: ReadonlySet<string> = new Set<SortTarget>([
   'VALUE',
 ]);
 
-/** etcdserverpb.RangeRequest (reference b.3); unknown sort enums → ErrGRPCInvalidSortOption. */
+/**
+ * etcdserverpb.RangeRequest (rpc.proto); unknown sort enums → ErrGRPCInvalidSortOption, as
+ * etcd's `checkRangeRequest` (server/etcdserver/api/v3rpc/key.go) answers.
+ */
 export function fromProtoRangeRequest(req: unknown): RangeRequest {
   const m = asMessage(req);
   const sortOrder = enumField(m, 'sort_order', 'NONE');
@@ -285,7 +288,7 @@ function badEnum(name: string, value: string): never {
 }
 
 /**
- * etcdserverpb.Compare (reference b.6). The operand is read from the target_union member the
+ * etcdserverpb.Compare (rpc.proto). The operand is read from the target_union member the
  * target names, as etcd does; an unset member compares as zero (or empty bytes).
  */
 function fromProtoCompare(x: unknown): Compare {

@@ -1,10 +1,12 @@
-// The Election service (`v3electionpb.Election`, reference b.11): etcd's server runs the Go
-// concurrency.Election recipe (reference b.13) around the caller's lease, and so does this one,
-// writing through the node's log and waiting on its applied state. Same key layout and queue
-// order as Go's concurrency.Election and `etcdctl elect`, so they campaign together.
+// The Election service (`v3electionpb.Election`, etcd server/etcdserver/api/v3election): etcd's
+// server runs the Go concurrency.Election recipe (client/v3/concurrency/election.go) around the
+// caller's lease, and so does this one, writing through the node's log and waiting on its
+// applied state. Same key layout and queue order as Go's concurrency.Election and `etcdctl
+// elect`, so they campaign together.
 //
 // Leadership is only as safe as its fencing: a leader must guard its writes with the leader
-// key's create revision (`LeaderKey.rev`, reference b.13 "Fencing as recommended by etcd").
+// key's create revision (`LeaderKey.rev`; etcd docs, "Notes on the usage of lock and lease",
+// etcd PR #11490).
 import type { EtcdError } from '../../core/state/etcd-errors.js';
 import {
   ERR_ELECTION_NO_LEADER,
@@ -67,7 +69,7 @@ export interface Elected {
  * 2. The key already existed (the same lease campaigned before) with another value: Proclaim it.
  * 3. Wait for the predecessor only (wait-deletes.ts).
  *
- * Deliberately unlike etcd (reference b.14, #19597): the candidate never wins without its key.
+ * Deliberately unlike etcd (etcd#19597): the candidate never wins without its key.
  * If the key is gone when the wait ends (or goes while queued), the Campaign fails instead of
  * returning a phantom leadership, with the error closest to etcd's own for the cause:
  *  - the lease is gone (expired or revoked, which deletes the key): `etcdserver: requested lease
@@ -149,8 +151,8 @@ export async function proclaim(
 
 /**
  * `Txn(if CreateRevision(key) == rev then Delete(key))`; succeeds even when the compare fails
- * (reference b.11). etcd also builds a session first, granting an unused lease for lease 0;
- * that lease has no effect, so it is not granted here.
+ * (Election.Resign in etcd client/v3/concurrency/election.go). etcd also builds a session first,
+ * granting an unused lease for lease 0; that lease has no effect, so it is not granted here.
  */
 export async function resign(
   backend: KvBackend,
@@ -186,7 +188,8 @@ export async function currentLeader(
 export type LeaderSink = (header: ResponseHeader, kv: KeyValue) => void;
 
 /**
- * Follow the election until `signal` aborts (reference b.11, Observe):
+ * Follow the election until `signal` aborts (Election.observe in etcd
+ * client/v3/concurrency/election.go):
  * 1. read the leader (first-created key); with none, wait for a PUT under the prefix and read
  *    again;
  * 2. send it;

@@ -1,9 +1,9 @@
-// The HTTP/1.1 JSON gateway under /v3/ (reference b.1): POST a protojson request, get the
-// protojson response, as etcd's grpc-gateway serves it. Calls run through the same handler table
-// and call checks as gRPC. Streams (watch, lease keepalive, observe, snapshot) answer with one
-// `{"result": ...}` JSON object per line; their request body is one JSON object (or several, one
-// per line). Errors follow grpc-gateway: the HTTP status from the gRPC code and the body
-// `{"error", "code", "message"}`.
+// The HTTP/1.1 JSON gateway under /v3/ (etcd server/embed/serve.go): POST a protojson request,
+// get the protojson response, as etcd's grpc-gateway serves it. Calls run through the same
+// handler table and call checks as gRPC. Streams (watch, lease keepalive, observe, snapshot)
+// answer with one `{"result": ...}` JSON object per line; their request body is one JSON object
+// (or several, one per line). Errors follow grpc-gateway: the HTTP status from the gRPC code and
+// the body `{"error", "code", "message"}`.
 import type * as http from 'node:http';
 import type protobuf from 'protobufjs';
 import { SERVER_VERSION } from '../../replica/member/backend.js';
@@ -25,7 +25,7 @@ export interface GatewayDeps {
   readonly log: Logger;
 }
 
-/** Gateway path (after /v3/) → gRPC method, from reference b.1. */
+/** Gateway path (after /v3/) → gRPC method: the `google.api.http` options of etcd's protos. */
 const ROUTES: Readonly<Record<string, string>> = {
   'kv/range': 'etcdserverpb.KV/Range',
   'kv/put': 'etcdserverpb.KV/Put',

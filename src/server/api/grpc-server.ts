@@ -7,7 +7,7 @@
 //
 // Why not grpc-js's Server: per unary call it cost more CPU than this file with the same codecs
 // and handlers (94–95 against 75 µs per Put at 64 in flight, one in-memory server, the project's
-// machine; node-performance-floor.md finds the front end is most of a Node server's cost).
+// machine, where the gRPC front end is most of a Node server's cost per put).
 // grpc-js remains the client library (src/client).
 import * as http2 from 'node:http2';
 import type { Duplex } from 'node:stream';
@@ -249,7 +249,8 @@ class Call {
 export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   const { handlers, tracker, config, log } = opts;
   const methods = methodTable(handlers);
-  // etcd's receive limit: the request limit plus gRPC overhead (reference b.2, "Limits").
+  // etcd's receive limit: the request limit plus gRPC overhead (`grpcOverheadBytes` in etcd
+  // server/etcdserver/api/v3rpc/grpc.go).
   const receiveBytesMax = config.requestBytesMax + config.grpcOverheadBytes;
   const sessions = new Set<http2.ServerHttp2Session>();
   let draining = false;

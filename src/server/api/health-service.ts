@@ -1,5 +1,5 @@
-// grpc.health.v1.Health (reference b.10): SERVING while the node knows a leader, as etcd's
-// health server reports. The empty service name asks about the server as a whole; etcd
+// grpc.health.v1.Health (grpc/doc/health-checking.md): SERVING while the node knows a leader, as
+// etcd's health server reports. The empty service name asks about the server as a whole; etcd
 // registers no per-service statuses, so any other name is NOT_FOUND per the health protocol.
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';

@@ -1,7 +1,8 @@
-// etcdserverpb.KV (reference b.3 to b.7). Writes go through the log (`backend.propose`);
-// linearizable reads wait for the read barrier (ReadIndex) and serializable ones read the local
-// machine at once. Txns that write go through the log; read-only ones are served like reads
-// (etcd's isTxnReadonly path), evaluated on the applied state by the code apply would run.
+// etcdserverpb.KV (etcd server/etcdserver/api/v3rpc/key.go). Writes go through the log
+// (`backend.propose`); linearizable reads wait for the read barrier (ReadIndex) and serializable
+// ones read the local machine at once. Txns that write go through the log; read-only ones are
+// served like reads (etcd's isTxnReadonly path), evaluated on the applied state by the code apply
+// would run.
 import { isReadOnlyTxn } from '../../core/state/txn.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';

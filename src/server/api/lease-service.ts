@@ -1,6 +1,6 @@
-// etcdserverpb.Lease (reference b.9). Grant and Revoke go through the log; TimeToLive and
-// KeepAlive are answered by the leader's clock through the backend; Leases reads the applied
-// table after the read barrier.
+// etcdserverpb.Lease (etcd server/etcdserver/api/v3rpc/lease.go). Grant and Revoke go through
+// the log; TimeToLive and KeepAlive are answered by the leader's clock through the backend;
+// Leases reads the applied table after the read barrier.
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService, BidiCall } from './convert.js';
 import {
@@ -73,8 +73,8 @@ export function leaseHandlers(backend: KvBackend): ApiService {
 
 /**
  * One renewal per request, answered in order. An unknown or expired lease gets TTL 0 and the
- * stream stays open (reference b.9); the stream ends with OK when the client half-closes, as
- * etcd's does on io.EOF.
+ * stream stays open; the stream ends with OK when the client half-closes, as etcd's does on
+ * io.EOF (both as in etcd's `leaseKeepAlive`, server/etcdserver/api/v3rpc/lease.go).
  */
 async function keepAliveStream(backend: KvBackend, call: BidiCall): Promise<void> {
   for await (const req of call.requests) {

@@ -1,14 +1,15 @@
-// The key layout that the Lock and Election services share with etcd's client recipes
-// (reference b.11, b.12, b.13): every waiter or candidate owns one key `name + "/" + hex(lease)`,
-// and the order of the queue is the order of those keys' create revisions. Keeping this layout
-// byte-for-byte is what lets `etcdctl lock`, Go's concurrency.Mutex/Election and these services
-// queue on the same name together. Pure functions only: requests to build, nothing to run.
+// The key layout that the Lock and Election services share with etcd's client recipes (etcd
+// client/v3/concurrency/mutex.go and election.go): every waiter or candidate owns one key
+// `name + "/" + hex(lease)`, and the order of the queue is the order of those keys' create
+// revisions. Keeping this layout byte-for-byte is what lets `etcdctl lock`, Go's
+// concurrency.Mutex/Election and these services queue on the same name together. Pure functions
+// only: requests to build, nothing to run.
 import { prefixEnd } from '../../core/state/key-range.js';
 import type { Compare, LeaseId, RangeRequest, RequestOp } from '../../core/state/kv-types.js';
 
 const SLASH = 0x2f;
 
-/** The queue's prefix: NewMutex and NewElection store `pfx + "/"` (reference b.13). */
+/** The queue's prefix: NewMutex and NewElection store `pfx + "/"` (client/v3/concurrency). */
 export function queuePrefix(name: Uint8Array): Uint8Array {
   const prefix = new Uint8Array(name.length + 1);
   prefix.set(name);
@@ -28,7 +29,7 @@ export function waiterKey(prefix: Uint8Array, lease: LeaseId): Uint8Array {
   return key;
 }
 
-/** `WithFirstCreate()`: the oldest key under the prefix, i.e. the owner (reference b.13). */
+/** `WithFirstCreate()`: the oldest key under the prefix, i.e. the owner (Mutex.tryAcquire). */
 export function firstCreated(prefix: Uint8Array): RangeRequest {
   return {
     key: prefix,
@@ -42,8 +43,9 @@ export function firstCreated(prefix: Uint8Array): RangeRequest {
 /**
  * `WithLastCreate()` + `WithMaxCreateRev(rev)`: the newest key created at or below `rev`, i.e.
  * the waiter's immediate predecessor when `rev` is its own create revision − 1. The server
- * applies `limit` after the create-revision filter (range-query.ts), which is what makes this
- * the predecessor and not merely the newest key (reference b.13, "Range quirk").
+ * applies `limit` after the create-revision filter (range-query.ts; etcd's `rangeLimit` in
+ * server/etcdserver/txn), which is what makes this the predecessor and not merely the newest key
+ * (etcd's `waitDeletes` in client/v3/concurrency/key.go relies on it).
  */
 export function lastCreatedAtOrBelow(prefix: Uint8Array, rev: number): RangeRequest {
   return {

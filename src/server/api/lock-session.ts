@@ -1,6 +1,7 @@
 // What etcd's Lock and Election servers get from the concurrency.Session they build around the
-// caller's lease (reference b.11, b.12), done directly against the node: the lease to queue
-// under, the writes and the linearizable reads of the recipes, and cleanup that never throws.
+// caller's lease (etcd server/etcdserver/api/v3lock/lock.go, v3election/election.go), done
+// directly against the node: the lease to queue under, the writes and the linearizable reads of
+// the recipes, and cleanup that never throws.
 import { ERR_CANCELED } from '../../core/state/etcd-errors.js';
 import type {
   DeleteRangeResponse,
@@ -21,7 +22,7 @@ import { ApiError, statusOf } from './status.js';
 /**
  * The TTL of the lease the server grants when a Campaign or Lock names lease 0: etcd builds a
  * session with the default TTL (60 s) and orphans it at once, so nobody keeps it alive and the
- * key lapses about a minute later (reference b.11, appendix "Campaign/Lock with lease=0").
+ * key lapses about a minute later (`defaultSessionTTL` in etcd client/v3/concurrency/session.go).
  */
 export const ORPHAN_SESSION_TTL_SECONDS = 60;
 
@@ -96,11 +97,11 @@ export function rangeNow(backend: KvBackend, request: RangeRequest): RangeRespon
 }
 
 /**
- * Withdraw a key this call wrote, on an error or cancellation path (reference b.14, #21128:
- * etcd leaves the candidate key behind on some error paths). The delete is fenced by the
- * create revision so it never removes a newer incarnation of the key (#22082), and it runs
- * without the call's signal, which has usually aborted already. A failure is swallowed: the
- * caller is already reporting the error that matters, and the key's lease bounds its life.
+ * Withdraw a key this call wrote, on an error or cancellation path (etcd#21128: etcd leaves the
+ * candidate key behind on some error paths). The delete is fenced by the create revision so it
+ * never removes a newer incarnation of the key (#22082), and it runs without the call's signal,
+ * which has usually aborted already. A failure is swallowed: the caller is already reporting the
+ * error that matters, and the key's lease bounds its life.
  */
 export async function withdraw(backend: KvBackend, key: Uint8Array, rev: number): Promise<void> {
   try {
@@ -125,10 +126,11 @@ export interface QueuedWaiter {
 }
 
 /**
- * The queueing step of Lock and Campaign (reference b.12, b.13): one Txn that puts the waiter key
- * `name/<lease hex>` if it does not exist, else reads it back, each branch followed by `extra`
- * (whose responses follow the key's own). Then `wait(q)` runs; if it fails and this call created
- * the key, the key is withdrawn (#21128) before the error goes on.
+ * The queueing step of Lock and Campaign (Mutex.tryAcquire and Election.Campaign in etcd
+ * client/v3/concurrency): one Txn that puts the waiter key `name/<lease hex>` if it does not
+ * exist, else reads it back, each branch followed by `extra` (whose responses follow the key's
+ * own). Then `wait(q)` runs; if it fails and this call created the key, the key is withdrawn
+ * (#21128) before the error goes on.
  */
 export async function queueWaiter<T>(
   backend: KvBackend,

@@ -1,10 +1,12 @@
-// The Lock service (`v3lockpb.Lock`, reference b.12): etcd's server runs the Go Mutex recipe
-// (reference b.13) around the caller's lease, and so does this one, writing through the node's
-// log and waiting on its applied state. Same key layout and queue order as Go's
-// concurrency.Mutex and `etcdctl lock`, so all three exclude each other on one name.
+// The Lock service (`v3lockpb.Lock`, etcd server/etcdserver/api/v3lock/lock.go): etcd's server
+// runs the Go Mutex recipe (client/v3/concurrency/mutex.go) around the caller's lease, and so
+// does this one, writing through the node's log and waiting on its applied state. Same key
+// layout and queue order as Go's concurrency.Mutex and `etcdctl lock`, so all three exclude each
+// other on one name.
 //
 // A lock is only as safe as its fencing: callers must guard their writes with the key's create
-// revision (reference b.13, "Fencing as recommended by etcd"; Jepsen etcd 3.4.3 in b.14).
+// revision (etcd docs, "Notes on the usage of lock and lease", etcd PR #11490; Kingsbury,
+// Jepsen: etcd 3.4.3, 2020).
 import { ERR_SESSION_EXPIRED, ERR_UNLOCK_KEY_NEWER } from '../../core/state/etcd-errors.js';
 import type { LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
 import { EMPTY_BYTES } from '../../core/state/kv-types.js';
@@ -35,11 +37,12 @@ export interface LockGranted {
  *
  * 1. `Txn(if CreateRevision(key) == 0 then [Put(key, "", lease), Get(owner)] else [Get(key),
  *    Get(owner)])`: queue up, or reuse the key this lease already has (locking twice with one
- *    lease is a no-op, reference b.12).
+ *    lease is a no-op, as etcd's Mutex.tryAcquire reuses the key).
  * 2. Owner is me: held; the header is the txn's.
  * 3. Otherwise wait for the predecessor only (wait-deletes.ts); the header is that of the read
- *    that found the turn, i.e. the acquisition time (reference b.12 step 5). If the own key went
- *    away meanwhile: `mutex: session is expired` (code Unknown, as etcd's plain Go error).
+ *    that found the turn, i.e. the acquisition time (as etcd's Mutex.Lock returns the header of
+ *    its final Get). If the own key went away meanwhile: `mutex: session is expired` (code
+ *    Unknown, as etcd's plain Go error).
  *
  * On cancellation or any error after queueing, the key is withdrawn if this call created it.
  * A key that already existed belongs to an earlier call with the same lease, which is still

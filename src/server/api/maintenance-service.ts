@@ -1,8 +1,9 @@
-// etcdserverpb.Maintenance (reference b.10). Status is what `etcdctl endpoint status` and tools
-// use to find the leader; Alarm GET is half of `etcdctl endpoint health`. tenure keeps no alarms
-// (the space quota refuses writes without a sticky NOSPACE alarm), so GET lists none and
-// ACTIVATE/DEACTIVATE are accepted as no-ops. Defragment has nothing to do in memory; Hash is the
-// machine's digest. HashKV, Snapshot, MoveLeader and Downgrade are not offered yet.
+// etcdserverpb.Maintenance (etcd server/etcdserver/api/v3rpc/maintenance.go). Status is what
+// `etcdctl endpoint status` and tools use to find the leader; Alarm GET is half of `etcdctl
+// endpoint health`. tenure keeps no alarms (the space quota refuses writes without a sticky
+// NOSPACE alarm), so GET lists none and ACTIVATE/DEACTIVATE are accepted as no-ops. Defragment has
+// nothing to do in memory; Hash is the machine's digest. HashKV, Snapshot, MoveLeader and
+// Downgrade are not offered yet.
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
 import { toProtoHeader } from './convert.js';

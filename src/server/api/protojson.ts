@@ -1,7 +1,7 @@
-// protojson as etcd's gRPC gateway speaks it (reference b.1, "Gateway conventions"), done
-// generically by protobufjs reflection over tenure's protos: proto field names (lowerCamelCase
-// names are accepted on input too), 64-bit integers as decimal strings, bytes as base64, enums by
-// name, zero values omitted on output, unknown input fields ignored.
+// protojson as etcd's gRPC gateway speaks it (`registerGateway` in etcd server/embed/serve.go),
+// done generically by protobufjs reflection over tenure's protos: proto field names
+// (lowerCamelCase names are accepted on input too), 64-bit integers as decimal strings, bytes as
+// base64, enums by name, zero values omitted on output, unknown input fields ignored.
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
 import { PROTO_FILES, protoDir } from './protos.js';

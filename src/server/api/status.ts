@@ -1,7 +1,7 @@
 // gRPC statuses of the client API. etcd's own errors (src/core/state/etcd-errors.ts) carry the
-// code and the exact text clients match on (reference b.2, "Errors"); the API edge adds the few
-// codes the core never produces (Unimplemented for the methods tenure does not serve, Internal
-// for bugs) and maps names to gRPC status numbers (grpc-codes.ts).
+// code and the exact text clients match on (etcd api/v3rpc/rpctypes/error.go); the API edge adds
+// the few codes the core never produces (Unimplemented for the methods tenure does not serve,
+// Internal for bugs) and maps names to gRPC status numbers (grpc-codes.ts).
 import { GrpcStatus } from './grpc-codes.js';
 import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
 import { isEtcdError } from '../../core/state/etcd-errors.js';
@@ -45,8 +45,8 @@ export function isApiStatus(x: unknown): x is ApiStatus {
 }
 
 /**
- * An expected failure thrown by API code (STYLE.md rule 6: a typed error with a stable code at
- * the edge). The backend rejects with bare EtcdError values instead; `statusOf` reads both.
+ * An expected failure thrown by API code (a typed error with a stable code at the edge). The
+ * backend rejects with bare EtcdError values instead; `statusOf` reads both.
  */
 export class ApiError extends Error {
   readonly code: StatusCode;

@@ -1,6 +1,7 @@
-// The queue wait of the Lock and Election services: etcd's `waitDeletes` (reference b.13), which
-// waits only for the immediate predecessor so that a release wakes exactly one waiter (no
-// thundering herd), with the checks that etcd's version lacks (reference b.14):
+// The queue wait of the Lock and Election services: etcd's `waitDeletes` (etcd
+// client/v3/concurrency/key.go), which waits only for the immediate predecessor so that a
+// release wakes exactly one waiter (no thundering herd), with the checks that etcd's version
+// lacks:
 //  - the waiter's own key is watched too, so a waiter whose lease expires (or whose key is
 //    deleted) while it is queued learns it at once instead of when its predecessor goes (#19597;
 //    etcd's Mutex.Lock carries a TODO for this "early termination");

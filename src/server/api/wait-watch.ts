@@ -20,7 +20,8 @@ export class MachineWatch {
    * Open watches on every spec from `machine.revision + 1`. Call it in the same synchronous
    * stretch as the read the wait depends on: nothing can be applied in between, so no event
    * after that read is missed and none before it is seen (the recipes' "watch from the Get's
-   * header revision", reference b.13). The watch IDs are the specs' indexes.
+   * header revision": `waitDeletes` in etcd client/v3/concurrency/key.go). The watch IDs are the
+   * specs' indexes.
    */
   static open(machine: EtcdMachine, specs: readonly WatchSpec[]): MachineWatch {
     return new MachineWatch(machine, specs);

@@ -1,8 +1,9 @@
-// etcdserverpb.Watch (reference b.8): one WatchHub per stream (src/core/state/watch-hub.ts does
-// created/cancel/compacted/progress/filters/prev_kv), wired to the transport here. The machine
-// publishes into the hub without telling anyone, so the stream drains it after every request and
-// every `watchDrainIntervalMs`; sending awaits the transport, so a slow client stops the draining
-// and the hub's own limit turns the backlog into catch-up from history.
+// etcdserverpb.Watch (etcd server/etcdserver/api/v3rpc/watch.go): one WatchHub per stream
+// (src/core/state/watch-hub.ts does created/cancel/compacted/progress/filters/prev_kv), wired to
+// the transport here. The machine publishes into the hub without telling anyone, so the stream
+// drains it after every request and every `watchDrainIntervalMs`; sending awaits the transport,
+// so a slow client stops the draining and the hub's own limit turns the backlog into catch-up
+// from history.
 import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
 import type { WatchCreateRequest, WatchFilter, WatchResponse } from '../../core/state/watch-hub.js';
 import type { WatchEvent } from '../../core/state/kv-types.js';
@@ -60,9 +61,10 @@ function eventBytes(e: WatchEvent): number {
 }
 
 /**
- * Split a response for a watcher created with `fragment` (reference b.8, "Fragmentation"): when
- * it is larger than the request limit and has more than one event, into pieces under the limit
- * (at least one event each); every piece but the last is marked `fragment`.
+ * Split a response for a watcher created with `fragment` (etcd's `sendFragments` in
+ * server/etcdserver/api/v3rpc/watch.go): when it is larger than the request limit and has more
+ * than one event, into pieces under the limit (at least one event each); every piece but the
+ * last is marked `fragment`.
  */
 export function fragmentResponse(
   r: WatchResponse,

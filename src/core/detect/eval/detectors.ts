@@ -1,6 +1,6 @@
 // The detectors the harness compares, behind one simulator interface. Every one is driven by the
 // same seeded scenarios at (about) the same message budget, the memberlist LAN budget of ~2 packets
-// per node per second at steady state (failure-detection.md §2.3, "Message-budget parity"):
+// per node per second at steady state:
 //
 // - tenure          tenure's SWIM + Lifeguard + watch (swim/config.ts TENURE_LAN)
 // - memberlist      SWIM + Lifeguard with memberlist's LAN defaults (MEMBERLIST_LAN)

@@ -1,7 +1,9 @@
-// The QoS metrics of failure-detection.md §2.1, computed online from the ground truth the simulator
-// knows and the verdicts every observer reports: detection time (first observer and all members),
-// false `dead`, Chen's mistake rate λ_M and query accuracy P_A, flaps, pause tolerance, stale
-// accusations after an observer's stall, link-level detection, convergence, and load.
+// The QoS metrics of Chen, Toueg and Aguilera ("On the Quality of Service of Failure Detectors",
+// IEEE Trans. Computers, 2002) and our additions for a membership layer, computed online from the
+// ground truth the simulator knows and the verdicts every observer reports: detection time (first
+// observer and all members), false `dead`, Chen's mistake rate λ_M and query accuracy P_A, flaps,
+// pause tolerance, stale accusations after an observer's stall, link-level detection, convergence,
+// and load.
 
 import type { VerdictStatus } from './detectors.js';
 
@@ -312,7 +314,7 @@ export class Recorder {
     }
   }
 
-  /** Whether every up observer sees every other up node as alive (mass restart, T9). */
+  /** Whether every up observer sees every other up node as alive (mass restart). */
   converged(upSlots: readonly number[]): boolean {
     for (const o of upSlots) {
       const v = this.views[o] as Uint8Array;

@@ -1,7 +1,7 @@
-// The simulated network: one-way delay and loss per directed link, per the trace families of
-// failure-detection.md §2.5 (N1 quiet LAN, N2 noisy cloud, N3 burst loss, N4 heavy tail), plus
-// the faults the scenarios inject (isolation, one-way and UDP-only blocks). TCP is modelled as
-// reliable: a loss becomes a 200 ms retransmission instead of a drop, unless the link is blocked.
+// The simulated network: one-way delay and loss per directed link, per four trace families (N1
+// quiet LAN, N2 noisy cloud, N3 burst loss, N4 heavy tail), plus the faults the scenarios inject
+// (isolation, one-way and UDP-only blocks). TCP is modelled as reliable: a loss becomes a 200 ms
+// retransmission instead of a drop, unless the link is blocked.
 
 import type { Prng } from '../../base/index.js';
 

@@ -1,4 +1,4 @@
-// The evaluation report: the targets of failure-detection.md §3 checked against the rows, a
+// The evaluation report: the detection targets (checkTargets) checked against the rows, a
 // markdown table per scenario, and an SVG plot of mistake rate against detection time per
 // detector. Pure string building; the CLI writes the files.
 
@@ -57,7 +57,7 @@ function perDetector(
   return out;
 }
 
-/** Check the §3 targets the issue names (T1, T2, T3, T4, T7 and the message budget). */
+/** Check the targets the issue names (T1, T2, T3, T4, T7 and the message budget). */
 export function checkTargets(rows: readonly EvalRow[], sizes: readonly number[]): TargetResult[] {
   const out: TargetResult[] = [];
   const add = (

@@ -1,7 +1,7 @@
-// The scenarios of the evaluation, from the trace families and fault catalogue of
-// failure-detection.md §2.5. Each builds its fault schedule from a seeded PRNG, so every detector
-// meets exactly the same crashes, pauses and cuts. `scale` shrinks durations and sample counts for
-// the quick run; the full run keeps at least ~60 crash samples per cell.
+// The scenarios of the evaluation: the trace families of network.ts under a catalogue of faults.
+// Each builds its fault schedule from a seeded PRNG, so every detector meets exactly the same
+// crashes, pauses and cuts. `scale` shrinks durations and sample counts for the quick run; the
+// full run keeps at least ~60 crash samples per cell.
 
 import type { Prng } from '../../base/index.js';
 import {

@@ -1,13 +1,13 @@
-// A single-threaded discrete-event simulator for failure detectors (failure-detection.md §2.3,
-// Harness A): virtual time, one seeded PRNG stream per concern, a monotonic clock per node with
-// its own offset and rate skew, a network per directed link (network.ts), and the node model of
-// the fault catalogue — silent crash, crash with a closed port, stop-the-world pause, observer
-// stall, slow message processing, isolation, one-way and UDP-only cuts, restart with the same name.
+// A single-threaded discrete-event simulator for failure detectors: virtual time, one seeded PRNG
+// stream per concern, a monotonic clock per node with its own offset and rate skew, a network per
+// directed link (network.ts), and the node model of the fault catalogue — silent crash, crash with
+// a closed port, stop-the-world pause, observer stall, slow message processing, isolation, one-way
+// and UDP-only cuts, restart with the same name.
 //
 // A stopped node (SIGSTOP, or an event loop blocked) neither runs timers nor reads packets; the
 // packets queue in its socket buffer. When it resumes, its timers run first and only then does it
 // read the queue — the order Node's event loop uses, and the trap that makes an observer accuse
-// everyone after its own stall (failure-detection.md §5).
+// everyone after its own stall.
 
 import { assert, prng, type Prng } from '../../base/index.js';
 import type { DetectorSpec, SimNode } from './detectors.js';

@@ -1,7 +1,7 @@
 // The queue of membership updates waiting to be gossiped (SWIM §4.1; memberlist's
-// TransmitLimitedQueue, described in failure-detection.md §1.2). One pending update per member: a
-// newer one replaces it. Each is sent at most `limit` times, preferring the least-sent, so fresh
-// news spreads first; the limit is RetransmitMult · ceil(log10(n + 1)).
+// TransmitLimitedQueue). One pending update per member: a newer one replaces it. Each is sent at
+// most `limit` times, preferring the least-sent, so fresh news spreads first; the limit is
+// RetransmitMult · ceil(log10(n + 1)).
 
 import { assert } from '../../base/index.js';
 import type { Update } from './messages.js';

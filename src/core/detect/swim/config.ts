@@ -1,10 +1,11 @@
 // The configuration of the SWIM protocol state machine: one typed struct, every field with its
-// meaning, unit, default and trade-off (STYLE.md rule 8), named presets, and validation that names
-// the bad field. The same engine runs tenure's membership and, with the Lifeguard and tenure
-// extensions switched off, the calibrated SWIM and memberlist baselines of the evaluation harness.
+// meaning, unit, default and trade-off, named presets, and validation that names the bad field.
+// The same engine runs tenure's membership and, with the Lifeguard and tenure extensions switched
+// off, the calibrated SWIM and memberlist baselines of the evaluation harness.
 //
 // Sources of the defaults: SWIM (Das, Gupta, Motivala, DSN 2002), Lifeguard (Dadgar, Phillips,
-// Currey, arXiv 1707.00788), memberlist's LAN/WAN/local presets (failure-detection.md §1.2).
+// Currey, arXiv 1707.00788), memberlist's LAN/WAN/local presets (DefaultLANConfig,
+// DefaultWANConfig and DefaultLocalConfig in hashicorp/memberlist config.go).
 
 export type SuspicionMode =
   /** SWIM §4.2: a fixed suspicion timeout, SuspicionMult · max(1, log10 n) · probe interval. */
@@ -81,7 +82,7 @@ export interface SwimConfig {
   /** A restart takes a new epoch that outranks the old life (tenure); else refute with incarnations. */
   readonly epochIdentity: boolean;
 
-  // tenure's additions (failure-detection.md §3–§5); null or false switches each off.
+  // tenure's additions; null or false switches each off.
 
   /** One-way heartbeats to a ring watcher, judged by φ accrual. */
   readonly watch: WatchConfig | null;
@@ -109,7 +110,7 @@ export interface SwimConfig {
   readonly flapDamping: FlapDampingConfig | null;
 }
 
-/** Named maxima (STYLE.md rule 7), each with the reason it exists. */
+/** Named maxima, each with the reason it exists. */
 export const SWIM_LIMITS = {
   /** Members tracked; beyond this, joins are refused so memory stays bounded. */
   membersMax: 10_000,
@@ -155,7 +156,7 @@ const off = {
   flapDamping: null,
 } as const;
 
-/** memberlist's DefaultLANConfig, as described in failure-detection.md §1.2. */
+/** memberlist's DefaultLANConfig (hashicorp/memberlist config.go). */
 export const MEMBERLIST_LAN: SwimConfig = {
   probeIntervalMs: 1000,
   probeTimeoutMs: 500,

@@ -1,8 +1,8 @@
 // BGP-style flap damping of a member's visible state (RFC 2439's scheme, as ringpop applied it to
-// membership; failure-detection.md T12 and ringpop#11). Each time a member leaves `alive` it gains a
-// penalty that decays exponentially; at `suppressAt` it is held at `suspect` (quarantined) even when
-// it comes back, until the penalty decays below `reuseBelow`. A flapping member then produces at
-// most a few visible events instead of one per flap.
+// membership; uber-node/ringpop-node#11). Each time a member leaves `alive` it gains a penalty
+// that decays exponentially; at `suppressAt` it is held at `suspect` (quarantined) even when it
+// comes back, until the penalty decays below `reuseBelow`. A flapping member then produces at most
+// a few visible events instead of one per flap.
 
 import type { FlapDampingConfig } from './config.js';
 

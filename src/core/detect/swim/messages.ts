@@ -1,5 +1,5 @@
-// What SWIM members say to each other: data, not objects (STYLE.md rule 2). Packets and the
-// membership updates they piggyback are discriminated unions on `type`, immutable once sent.
+// What SWIM members say to each other: data, not objects. Packets and the membership updates they
+// piggyback are discriminated unions on `type`, immutable once sent.
 
 /** A member's transport address, "host:port". */
 export type Address = string;
@@ -91,7 +91,7 @@ export interface Send {
   readonly evidence: boolean;
 }
 
-/** One line per update, the canonical text form (STYLE.md rule 12). */
+/** One line per update, the canonical text form. */
 export function describeUpdate(u: Update): string {
   switch (u.type) {
     case 'alive':

@@ -1,5 +1,5 @@
-// Table tests for the suspicion timer formulas (Lifeguard §IV.B; memberlist's defaults as derived
-// in failure-detection.md §1.2).
+// Table tests for the suspicion timer formulas (Lifeguard §IV.B; memberlist's defaults from its
+// config.go, put through the formulas of its util.go and state.go).
 
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -4,7 +4,7 @@
 //
 //   timeout(C) = max(min, max − (max − min) · log(C + 1) / log(K + 1))
 //
-// memberlist's choices (failure-detection.md §1.2): min = SuspicionMult · max(1, log10 n) · probe
+// memberlist's choices (its util.go and state.go): min = SuspicionMult · max(1, log10 n) · probe
 // interval, max = SuspicionMaxTimeoutMult · min, K = SuspicionMult − 2, and K = 0 when n − 2 < K.
 
 import { assert } from '../../base/index.js';

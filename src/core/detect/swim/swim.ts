@@ -1,19 +1,19 @@
-// The SWIM membership protocol as a pure state machine (STYLE.md rule 1): packets, refusals and
-// the time go in (`receive`, `refused`, `tick`, all with `nowMs`); packets to send and membership
-// events come out (`takeOutbox`, `takeEvents`); `nextDeadlineMs` says when to call `tick` again.
-// The UDP runtime (src/membership) and the evaluation harness (./eval) drive the same code.
+// The SWIM membership protocol as a pure state machine: packets, refusals and the time go in
+// (`receive`, `refused`, `tick`, all with `nowMs`); packets to send and membership events come out
+// (`takeOutbox`, `takeEvents`); `nextDeadlineMs` says when to call `tick` again. The UDP runtime
+// (src/membership) and the evaluation harness (./eval) drive the same code.
 //
 // What it implements, with the section it follows:
 // - probes in shuffled round-robin order, ping-req through k relays, suspicion with incarnation
 //   numbers and refutation, infection-style dissemination with a retransmit limit (SWIM §4);
 // - Lifeguard (arXiv 1707.00788 §IV): nacks, the local health multiplier, suspicion timeouts that
 //   shrink with independent confirmations, the buddy system;
-// - memberlist's push/pull state exchange and TCP fallback ping (failure-detection.md §1.2);
-// - tenure's additions (failure-detection.md §5), each behind a config switch: a ring watch with
-//   one-way heartbeats judged by φ accrual; `dead` no earlier than P* after the target could have
-//   stopped; refused ports as evidence; the stall guard; fresher contact overruling a `dead` rumor;
-//   link-level unreachability; re-asserting `dead` to a member that missed it; flap damping;
-//   epochs, so a restart with the same name is a new life at once.
+// - memberlist's push/pull state exchange and TCP fallback ping (its state.go and net.go);
+// - tenure's additions, each behind a config switch: a ring watch with one-way heartbeats judged
+//   by φ accrual; `dead` no earlier than P* after the target could have stopped; refused ports as
+//   evidence; the stall guard; fresher contact overruling a `dead` rumor; link-level
+//   unreachability; re-asserting `dead` to a member that missed it; flap damping; epochs, so a
+//   restart with the same name is a new life at once.
 
 import { assert, fnvString, FNV_OFFSET, type Prng } from '../../base/index.js';
 import { PhiAccrualDetector, type PhiAccrualConfig } from '../phi-accrual.js';
@@ -261,7 +261,7 @@ export class Swim {
         if (nowMs > m.evidenceAtMs) this.declareDead(m, 'evidence', m.evidenceAtMs);
       } else {
         // One refusal could be a firewall's reject or a restart in progress: confirm on both
-        // channels before believing it (failure-detection.md §5, "Split the evidence").
+        // channels before believing it.
         m.evidenceAtMs = nowMs;
         const seq = this.nextSeq();
         this.awaiting.set(seq, { kind: 'evidence', target: m.name });
@@ -355,7 +355,8 @@ export class Swim {
    * meanwhile say nothing about the peers: we could not hear them. So: drop the probes in flight
    * without a verdict, push every suspicion and watch clock back by the stall, raise our local
    * health multiplier, and keep this tick quiet so one round of I/O runs before any verdict
-   * (failure-detection.md §5, "Node-specific stall trap"; Cassandra's local-pause guard, generalised).
+   * (after a long block Node runs expired timers before it polls for I/O; Cassandra's local-pause
+   * guard in gms/FailureDetector.java, generalised).
    */
   private onStall(durationMs: number): void {
     this.events.push({ type: 'stall', durationMs, atMs: this.now });
@@ -875,8 +876,8 @@ export class Swim {
       }
       if (c.suspicion === 'tenure' && !s.corroborated) {
         // No verdict on our own word alone: probe once more, through relays, and convict only if
-        // they all answer that the target is silent to them too (failure-detection.md §5, "k
-        // independent confirmations, then dead"). A cut-off observer never gets there.
+        // they all answer that the target is silent to them too. A cut-off observer never gets
+        // there.
         this.verify(m);
         s.postpone(c.probeDeadlineMs * (this.awareness.health + 1));
         continue;
@@ -1065,7 +1066,7 @@ export class Swim {
       m.lastHeardMs > this.now - u.silentForMs + FRESHNESS_MARGIN_MS
     ) {
       // We heard from it after the accuser's silence began: the accuser's view is stale or cut
-      // off. Suspect instead, and let the target refute (failure-detection.md §5, "Link vs node").
+      // off. Suspect instead, and let the target refute.
       this.applySuspect(m, { ...u, silentForMs: 0 });
       m.nextBuddyMs = this.now;
       m.ownSuspicion = true;
