@@ -661,7 +661,6 @@ class Simulation {
     }
   }
 
-  /** Stop `n` for `stopMs`, let it run for `runMs`, again, for `durationMs`. */
   /**
    * Crash `n` inside a durability window: at its next sync, before the sync completes (what it
    * wrote, and as leader sent, is not yet durable), or between the two replaces of a snapshot it
@@ -692,6 +691,7 @@ class Simulation {
     });
   }
 
+  /** Stop `n` for `stopMs`, let it run for `runMs`, again, for `durationMs`. */
   private starve(n: SimNode, durationMs: number, s: Starvation): void {
     const until = this.q.now + durationMs;
     this.starvedUntil.set(n.id, Math.max(until, this.starvedUntil.get(n.id) ?? 0));
