@@ -15,8 +15,6 @@ import { randomKvHistory, type RandomHistoryOptions } from './random-history.js'
 import { pruneUnknownWrites } from './unknown-writes.js';
 
 const HISTORIES = 100_000;
-/** The brief's ceiling is 60 s; it takes about 1-2 s on one core, so 20 s still flags a regression. */
-const CROSS_CHECK_TIME_MAX_MS = 20_000;
 /** Each verdict must be common enough that both sides of the checker are exercised. */
 const VERDICT_SHARE_MIN = 0.25;
 
@@ -39,7 +37,6 @@ void describe('cross-check against the brute-force oracle', () => {
     assert.equal(report.disagreements, 0, explain(report));
     assert.ok(report.ok >= HISTORIES * VERDICT_SHARE_MIN, `only ${report.ok} linearizable`);
     assert.ok(report.illegal >= HISTORIES * VERDICT_SHARE_MIN, `only ${report.illegal} illegal`);
-    assert.ok(report.elapsedMs < CROSS_CHECK_TIME_MAX_MS, `took ${report.elapsedMs} ms`);
   });
 });
 
