@@ -9,6 +9,8 @@ import { startFixture } from './api-fixture.js';
 import { track } from '../../src/bench/launcher/processes.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
+/** Puts sent while waiting for `etcdctl watch` to start (200 ms apart: 30 s in all). */
+const WATCH_START_ATTEMPTS_MAX = 150;
 
 let f: Fixture;
 before(async () => {
@@ -77,7 +79,9 @@ test('watch sees a put and a delete', async () => {
     const first = seen(/PUT\nwk\nv1\n/);
     let done = false;
     void first.then(() => (done = true));
-    while (!done) {
+    // Bounded: a watch that never starts fails the test instead of hanging it.
+    for (let attempt = 0; !done; attempt++) {
+      assert.ok(attempt < WATCH_START_ATTEMPTS_MAX, `etcdctl watch printed nothing: ${out}`);
       await etcdctl(['put', 'wk', 'v1']);
       await Promise.race([first, new Promise((r) => setTimeout(r, 200))]);
     }
