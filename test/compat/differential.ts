@@ -3,7 +3,8 @@
 // from two fresh clusters — etcd and etcd, or etcd and tenure — can be compared entry by entry.
 //
 // Normalisation (see normalise()):
-// - header.cluster_id, member_id and raft_term are dropped;
+// - header.cluster_id, member_id and raft_term are dropped, except in a Txn's sub-responses,
+//   where etcd 3.4 leaves them zero and they are compared;
 // - revisions (revision, create_revision, mod_revision, compact_revision) become "R+n" relative to
 //   the header revision of the script's first request; 0 stays 0;
 // - lease IDs (ID, lease) become "L1", "L2", … in order of first appearance; 0 stays 0;
@@ -57,9 +58,10 @@ class Normaliser {
     throw new Error(`no lease ${name}`);
   }
 
-  value(v: unknown, key = ''): unknown {
+  /** `inTxn`: inside a Txn's sub-response, whose header identity fields are compared too. */
+  value(v: unknown, key = '', inTxn = false): unknown {
     if (Buffer.isBuffer(v)) return v.toString('utf8');
-    if (Array.isArray(v)) return v.map((x) => this.value(x, key));
+    if (Array.isArray(v)) return v.map((x) => this.value(x, key, inTxn));
     if (v === null || typeof v !== 'object') {
       if (revisionFields.has(key)) return this.revision(v);
       if (leaseFields.has(key)) return this.lease(v);
@@ -67,14 +69,21 @@ class Normaliser {
     }
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
-      if (droppedFields.has(k)) continue;
-      out[k] = this.value(x, k);
+      if (droppedFields.has(k) && !inTxn) continue;
+      out[k] = this.value(x, k, inTxn || subResponseFields.has(k));
     }
     return out;
   }
 }
 
 const droppedFields = new Set(['cluster_id', 'member_id', 'raft_term']);
+/** A Txn's sub-responses: their headers carry only the revision in etcd 3.4, so nothing varies. */
+const subResponseFields = new Set([
+  'response_range',
+  'response_put',
+  'response_delete_range',
+  'response_txn',
+]);
 const revisionFields = new Set(['revision', 'create_revision', 'mod_revision', 'compact_revision']);
 const leaseFields = new Set(['ID', 'lease']);
 

@@ -170,7 +170,19 @@ export function toProtoDeleteRangeResponse(backend: HeaderSource, r: DeleteRange
   };
 }
 
-function toProtoResponseOp(backend: HeaderSource, op: ResponseOp): object {
+/**
+ * A Txn's sub-responses carry only the revision in their headers, as etcd 3.4's do (`etcdctl
+ * txn -w json` against etcd 3.4 shows no cluster_id, member_id or raft_term in them, and the
+ * differential recording compares them): the member's identity and term are the Txn's own.
+ */
+const SUB_RESPONSE_IDENTITY: HeaderSource = {
+  clusterId: 0n,
+  memberId: 0n,
+  raftTerm: () => 0,
+};
+
+function toProtoResponseOp(op: ResponseOp): object {
+  const backend = SUB_RESPONSE_IDENTITY;
   switch (op.type) {
     case 'range':
       return { response_range: toProtoRangeResponse(backend, op.response) };
@@ -187,7 +199,7 @@ export function toProtoTxnResponse(backend: HeaderSource, r: TxnResponse): objec
   return {
     header: toProtoHeader(backend, r.header.revision),
     succeeded: r.succeeded,
-    responses: r.responses.map((op) => toProtoResponseOp(backend, op)),
+    responses: r.responses.map(toProtoResponseOp),
   };
 }
 
