@@ -4,25 +4,22 @@
 // Only monotonic time is used: wall-clock jumps (NTP, a VM restore) must not lengthen or shorten a
 // lease (docs/leases-and-time.md, "The clock assumption").
 
-/** A cancellable timer handle. */
-export interface Timer {
-  cancel(): void;
-}
+import type { Cancel, Clock } from '../core/base/clock.js';
 
-export interface Clock {
-  /** Monotonic milliseconds since an arbitrary origin (performance.now() by default). */
-  nowMs(): number;
-  /** Call `fn` once, `delayMs` from now. The handle must not keep the process alive. */
-  setTimer(fn: () => void, delayMs: number): Timer;
-}
+export type { Cancel, Clock };
 
-/** performance.now() and unref'd setTimeout. */
+/** performance.now() and unref'd timers: the session's timers never keep a process alive. */
 export const systemClock: Clock = {
   nowMs: () => performance.now(),
-  setTimer(fn, delayMs) {
+  after(delayMs, fn) {
     const t = setTimeout(fn, Math.max(0, delayMs));
     t.unref();
-    return { cancel: () => clearTimeout(t) };
+    return () => clearTimeout(t);
+  },
+  every(intervalMs, fn) {
+    const t = setInterval(fn, intervalMs);
+    t.unref();
+    return () => clearInterval(t);
   },
 };
 
@@ -43,10 +40,29 @@ export class ManualClock implements Clock {
     return this.#nowMs;
   }
 
-  setTimer(fn: () => void, delayMs: number): Timer {
+  after(delayMs: number, fn: () => void): Cancel {
     const id = this.#seq++;
     this.#timers.set(id, { atMs: this.#nowMs + Math.max(0, delayMs), fn });
-    return { cancel: () => this.#timers.delete(id) };
+    return () => {
+      this.#timers.delete(id);
+    };
+  }
+
+  every(intervalMs: number, fn: () => void): Cancel {
+    let cancelled = false;
+    let cancel: Cancel = () => {};
+    const arm = (): void => {
+      cancel = this.after(intervalMs, () => {
+        if (cancelled) return;
+        arm();
+        fn();
+      });
+    };
+    arm();
+    return () => {
+      cancelled = true;
+      cancel();
+    };
   }
 
   /** Pending timers (for assertions in tests). */

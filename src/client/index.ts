@@ -49,7 +49,7 @@ export {
   type SessionTransition,
   type TransitionReason,
 } from './session-state.js';
-export { systemClock, ManualClock, type Clock, type Timer } from './clock.js';
+export { systemClock, ManualClock, type Clock, type Cancel } from './clock.js';
 export {
   EtcdError,
   InvalidArgumentError,

@@ -17,7 +17,7 @@
 // active period only (a fresh one after recovery); called when not active, it is already aborted.
 import { EventEmitter } from 'node:events';
 import type { CallOptions } from './call-options.js';
-import { systemClock, type Clock, type Timer } from './clock.js';
+import { systemClock, type Cancel, type Clock } from './clock.js';
 import {
   LeaseNotFoundError,
   SessionExpiredError,
@@ -90,8 +90,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   readonly #lapsed = new AbortController();
   #active = new AbortController();
   readonly #stop = new AbortController();
-  #timer: Timer | undefined;
-  #renewTimer: Timer | undefined;
+  #timer: Cancel | undefined;
+  #renewTimer: Cancel | undefined;
   #seq = 0;
   #closing: Promise<void> | undefined;
   readonly #expired: Promise<SessionTransition>;
@@ -243,8 +243,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
 
   #halt(): void {
     this.#stop.abort(new SessionExpiredError('SESSION_EXPIRED', 'session ended'));
-    this.#timer?.cancel();
-    this.#renewTimer?.cancel();
+    this.#timer?.();
+    this.#renewTimer?.();
     this.#timer = undefined;
     this.#renewTimer = undefined;
   }
@@ -260,8 +260,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
 
   #scheduleRenewal(delayMs: number): void {
     if (this.#stop.signal.aborted) return;
-    this.#renewTimer?.cancel();
-    this.#renewTimer = this.#clock.setTimer(() => void this.#renew(), delayMs);
+    this.#renewTimer?.();
+    this.#renewTimer = this.#clock.after(delayMs, () => void this.#renew());
   }
 
   async #renew(): Promise<void> {
@@ -274,15 +274,14 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
     const attempt = new AbortController();
     const onStop = (): void => attempt.abort(this.#stop.signal.reason);
     this.#stop.signal.addEventListener('abort', onStop, { once: true });
-    const timer = this.#clock.setTimer(
-      () => attempt.abort(new TimeoutError('TIMEOUT', 'session: renewal not answered in time')),
-      intervalMs,
+    const cancelTimer = this.#clock.after(intervalMs, () =>
+      attempt.abort(new TimeoutError('TIMEOUT', 'session: renewal not answered in time')),
     );
     try {
       const a = await this.#transport
         .keepAliveOnce(this.leaseId, { signal: attempt.signal, timeoutMs: Math.max(1, intervalMs) })
         .finally(() => {
-          timer.cancel();
+          cancelTimer();
           this.#stop.signal.removeEventListener('abort', onStop);
         });
       this.#apply(
@@ -338,11 +337,11 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
 
   /** A timer for the machine's next deadline, so events fire even when nobody asks. */
   #armTimer(): void {
-    this.#timer?.cancel();
+    this.#timer?.();
     this.#timer = undefined;
     const at = this.#state.nextTimerAtMs;
     if (at === undefined || this.#stop.signal.aborted) return;
-    this.#timer = this.#clock.setTimer(() => this.#tick(), at - this.#clock.nowMs());
+    this.#timer = this.#clock.after(at - this.#clock.nowMs(), () => this.#tick());
   }
 }
 

@@ -4,16 +4,7 @@
 import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
 
-export type Cancel = () => void;
-
-export interface Clock {
-  /** Monotonic milliseconds. */
-  nowMs(): number;
-  /** Call `fn` every `intervalMs` until cancelled. */
-  every(intervalMs: number, fn: () => void): Cancel;
-  /** Call `fn` once after `delayMs`. */
-  after(delayMs: number, fn: () => void): Cancel;
-}
+export type { Cancel, Clock } from '../core/base/clock.js';
 
 export interface Transport {
   /** Best effort: a message may be lost, delayed, duplicated or reordered. */

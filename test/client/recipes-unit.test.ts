@@ -137,8 +137,11 @@ class FrozenTimersClock implements Clock {
   nowMs(): number {
     return this.now;
   }
-  setTimer(): { cancel(): void } {
-    return { cancel: () => undefined };
+  after(): () => void {
+    return () => undefined;
+  }
+  every(): () => void {
+    return () => undefined;
   }
 }
 
