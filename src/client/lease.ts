@@ -19,7 +19,7 @@ import {
   UnavailableError,
   grpcFailure,
 } from './errors.js';
-import { AsyncQueue } from './queue.js';
+import { AsyncQueue } from '../core/base/async-queue.js';
 import './dispose.js';
 
 export interface LeaseGrantResult {
@@ -186,7 +186,8 @@ export class LeaseKeepAlive implements AsyncIterable<KeepAliveResult>, AsyncDisp
   readonly id: bigint;
   readonly #lease: Lease;
   readonly #stop = new AbortController();
-  readonly #answers = new AsyncQueue<KeepAliveResult>();
+  /** The newest answers: a consumer that falls behind loses the oldest. */
+  readonly #answers = new AsyncQueue<KeepAliveResult>({ max: keepAliveAnswersBufferedMax });
   readonly #done: Promise<void>;
   #error: unknown;
 
@@ -208,7 +209,6 @@ export class LeaseKeepAlive implements AsyncIterable<KeepAliveResult>, AsyncDisp
           const a = await this.#lease.keepAliveOnce(this.id, { signal, timeoutMs: 5_000 });
           lastAnswerMs = performance.now();
           ttlMs = a.ttlSeconds * 1000;
-          if (this.#answers.size >= keepAliveAnswersBufferedMax) void this.#answers.next();
           this.#answers.push(a);
           await sleep(ttlMs / 3, signal);
         } catch (e) {

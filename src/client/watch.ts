@@ -43,7 +43,7 @@ import {
   errorFromMessage,
   isGrpcFailure,
 } from './errors.js';
-import { AsyncQueue } from './queue.js';
+import { AsyncQueue } from '../core/base/async-queue.js';
 import './dispose.js';
 
 export interface WatchOptions extends KeyRangeOptions {

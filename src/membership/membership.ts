@@ -26,7 +26,7 @@ import {
   type MembershipConfig,
   type MembershipOptions,
 } from './config.js';
-import { EventQueue } from './event-queue.js';
+import { AsyncQueue } from '../core/base/async-queue.js';
 import { MembershipError } from './errors.js';
 import { UdpTcpTransport } from './transport.js';
 
@@ -93,7 +93,7 @@ export class Membership extends EventEmitter<MembershipEventMap> implements Asyn
   private immediate: NodeJS.Immediate | null = null;
   private levelTimer: NodeJS.Timeout | null = null;
   private readonly ladders = new Map<string, LevelLadder<LevelAction>>();
-  private readonly iterators = new Set<EventQueue<MembershipEvent>>();
+  private readonly iterators = new Set<AsyncQueue<MembershipEvent>>();
   private state: 'running' | 'closing' | 'closed' = 'running';
   private readonly closedPromise: Promise<void>;
   private resolveClosed!: () => void;
@@ -179,13 +179,16 @@ export class Membership extends EventEmitter<MembershipEventMap> implements Asyn
 
   /** Every event from now on, until the membership closes or the signal aborts. */
   events(call: { signal?: AbortSignal } = {}): AsyncIterableIterator<MembershipEvent> {
-    const onAbort = () => q.close();
-    const q: EventQueue<MembershipEvent> = new EventQueue(this.config.eventQueueMax, () => {
-      this.iterators.delete(q);
-      call.signal?.removeEventListener('abort', onAbort);
+    const onAbort = () => q.end();
+    const q: AsyncQueue<MembershipEvent> = new AsyncQueue({
+      max: this.config.eventQueueMax,
+      onEnd: () => {
+        this.iterators.delete(q);
+        call.signal?.removeEventListener('abort', onAbort);
+      },
     });
     if (this.state !== 'running' || call.signal?.aborted === true) {
-      q.close();
+      q.end();
       return q;
     }
     this.iterators.add(q);
@@ -224,7 +227,7 @@ export class Membership extends EventEmitter<MembershipEventMap> implements Asyn
     if (this.timer !== null) clearTimeout(this.timer);
     if (this.immediate !== null) clearImmediate(this.immediate);
     if (this.levelTimer !== null) clearInterval(this.levelTimer);
-    for (const q of [...this.iterators]) q.close();
+    for (const q of [...this.iterators]) q.end();
     await this.transport.close();
     this.state = 'closed';
     this.resolveClosed();

@@ -15,6 +15,7 @@ import { clientApiHandlers, type HandlerTable } from '../server/api/handler-tabl
 import type { Logger } from '../server/api/log.js';
 import { packageDefinition } from '../server/api/protos.js';
 import { grpcStatusOf } from '../server/api/status.js';
+import { AsyncQueue } from '../core/base/async-queue.js';
 import type { EventQueue } from './events.js';
 
 /** How a call ended when it did not end with a response. */
@@ -70,40 +71,6 @@ function method(path: string): Method {
 function noop(): void {}
 
 const NO_METADATA: ReadonlyMap<string, string> = new Map();
-
-/** A queue the member's handler reads requests from, as the gRPC server's request iterator. */
-class RequestQueue implements AsyncIterable<unknown> {
-  private readonly items: unknown[] = [];
-  private waiter: ((r: IteratorResult<unknown>) => void) | undefined;
-  private ended = false;
-
-  push(x: unknown): void {
-    if (this.ended) return;
-    const w = this.waiter;
-    if (w) {
-      this.waiter = undefined;
-      w({ value: x, done: false });
-    } else this.items.push(x);
-  }
-
-  end(): void {
-    this.ended = true;
-    const w = this.waiter;
-    this.waiter = undefined;
-    w?.({ value: undefined, done: true });
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<unknown> {
-    return {
-      next: () => {
-        if (this.items.length > 0)
-          return Promise.resolve({ value: this.items.shift(), done: false });
-        if (this.ended) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => (this.waiter = resolve));
-      },
-    };
-  }
-}
 
 /** One member's end: its handler table and call tracker, for one life of the member. */
 export class MemberApi {
@@ -200,7 +167,8 @@ export class MemberApi {
     }
     const s = scope;
     this.live.add(reset);
-    const requests = new RequestQueue();
+    // The member's handler reads requests from it, as the gRPC server's request iterator.
+    const requests = new AsyncQueue<unknown>();
     s.info.signal.addEventListener('abort', () => requests.end(), { once: true });
     Promise.resolve()
       .then(() =>

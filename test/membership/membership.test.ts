@@ -10,7 +10,7 @@ import {
   FrameReader,
   parseAddress,
 } from '../../src/membership/codec.js';
-import { EventQueue } from '../../src/membership/event-queue.js';
+import { AsyncQueue } from '../../src/core/base/async-queue.js';
 import {
   Membership,
   MembershipError,
@@ -90,9 +90,9 @@ describe('config', () => {
   });
 });
 
-describe('EventQueue', () => {
+describe('AsyncQueue', () => {
   it('delivers in order, waits, drops the oldest when full, and ends on close', async () => {
-    const q = new EventQueue<number>(2);
+    const q = new AsyncQueue<number>({ max: 2 });
     q.push(1);
     q.push(2);
     q.push(3);
@@ -102,7 +102,7 @@ describe('EventQueue', () => {
     const waiting = q.next();
     q.push(4);
     assert.deepEqual(await waiting, { value: 4, done: false });
-    q.close();
+    q.end();
     assert.deepEqual(await q.next(), { value: undefined, done: true });
   });
 });

@@ -1,23 +1,30 @@
-// A single-consumer async queue behind the SDK's AsyncIterable handles (watch batches, keepalive
-// answers). The producer pushes, then ends it (with an error or not); the consumer iterates.
-// `onDrain` lets a producer apply backpressure: it pauses its source when `size` reaches its own
-// limit and resumes when the consumer has taken items.
+// The one single-consumer async queue: a producer pushes and then ends it (with an error or
+// not), a consumer iterates with `for await`. Behind the SDK's watch and keepalive handles, the
+// membership's event iterators and the simulator's request streams. Promises only, no timers
+// and no async functions, so it sits with the core's other pure pieces.
 
-export class AsyncQueue<T> implements AsyncIterable<T> {
+export interface AsyncQueueOptions {
+  /** Keep at most this many items: beyond it the oldest is dropped (and counted in `dropped`). */
+  readonly max?: number;
+  /** The consumer took an item or is waiting: a producer that paused its source may resume. */
+  readonly onDrain?: () => void;
+  /** The consumer stopped early (`break` out of `for await`): the producer may release its source. */
+  readonly onReturn?: () => void;
+  /** The queue ended, by `end()` or by the consumer's return; runs once. */
+  readonly onEnd?: () => void;
+}
+
+export class AsyncQueue<T> implements AsyncIterableIterator<T> {
   readonly #items: T[] = [];
   #ended = false;
   #error: Error | undefined;
   #waiter: { resolve: (r: IteratorResult<T>) => void; reject: (e: unknown) => void } | undefined;
-  readonly #onDrain: (() => void) | undefined;
-  readonly #onReturn: (() => void) | undefined;
+  readonly #opts: AsyncQueueOptions;
+  /** Items dropped because the consumer fell `max` behind. */
+  dropped = 0;
 
-  /**
-   * `onDrain`: the consumer took an item or is waiting. `onReturn`: the consumer stopped early
-   * (`break` out of `for await`), so the producer can release its source.
-   */
-  constructor(hooks: { onDrain?: () => void; onReturn?: () => void } = {}) {
-    this.#onDrain = hooks.onDrain;
-    this.#onReturn = hooks.onReturn;
+  constructor(opts: AsyncQueueOptions = {}) {
+    this.#opts = opts;
   }
 
   get size(): number {
@@ -37,6 +44,11 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       return;
     }
     this.#items.push(item);
+    const max = this.#opts.max;
+    if (max !== undefined && this.#items.length > max) {
+      this.#items.shift();
+      this.dropped++;
+    }
   }
 
   /** No more items; with `error`, the consumer gets it after the items already queued. */
@@ -52,12 +64,13 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       if (e !== undefined) w.reject(e);
       else w.resolve({ value: undefined, done: true });
     }
+    this.#opts.onEnd?.();
   }
 
   next(): Promise<IteratorResult<T>> {
     if (this.#items.length > 0) {
       const item = this.#items.shift() as T;
-      this.#onDrain?.();
+      this.#opts.onDrain?.();
       return Promise.resolve({ value: item, done: false });
     }
     if (this.#ended) {
@@ -69,18 +82,17 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
       }
       return Promise.resolve({ value: undefined, done: true });
     }
-    this.#onDrain?.();
+    this.#opts.onDrain?.();
     return new Promise((resolve, reject) => (this.#waiter = { resolve, reject }));
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<T> {
-    return {
-      next: () => this.next(),
-      return: () => {
-        this.#onReturn?.();
-        this.end();
-        return Promise.resolve({ value: undefined, done: true });
-      },
-    };
+  return(): Promise<IteratorResult<T>> {
+    this.#opts.onReturn?.();
+    this.end();
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): AsyncIterableIterator<T> {
+    return this;
   }
 }
