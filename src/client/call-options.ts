@@ -17,6 +17,7 @@ export interface CallOptions {
 /** One call's cancellation: aborted by the caller, by its deadline or by the client's close. */
 export class CallScope {
   readonly signal: AbortSignal;
+  /** On the monotonic clock (performance.now()): a wall-clock step moves no deadline. */
   readonly deadlineMs: number;
   readonly #controller = new AbortController();
   readonly #cleanup: Array<() => void> = [];
@@ -24,7 +25,7 @@ export class CallScope {
   constructor(options: CallOptions, defaultTimeoutMs: number, closed: AbortSignal, what: string) {
     this.signal = this.#controller.signal;
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
-    this.deadlineMs = Date.now() + timeoutMs;
+    this.deadlineMs = performance.now() + timeoutMs;
     const user = options.signal;
     if (user?.aborted) {
       this.#controller.abort(user.reason);
@@ -55,7 +56,7 @@ export class CallScope {
 
   /** Milliseconds left before the deadline (0 when past). */
   remainingMs(): number {
-    return Math.max(0, this.deadlineMs - Date.now());
+    return Math.max(0, this.deadlineMs - performance.now());
   }
 
   /** Throws the abort reason if the call is over. */

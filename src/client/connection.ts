@@ -149,10 +149,13 @@ export class Connection {
       for (let round = 0; round < roundsPerCallMax; round++) {
         for (const endpoint of this.endpoints.order()) {
           scope.throwIfAborted();
+          // gRPC takes its deadline on the wall clock and turns it into a relative timeout when
+          // the attempt starts, right away: the call's own bound stays on the monotonic clock.
           const deadlineMs =
-            kind === 'read'
-              ? Date.now() + Math.min(scope.remainingMs(), this.attemptTimeoutMs)
-              : scope.deadlineMs + writeDeadlineSlackMs;
+            Date.now() +
+            (kind === 'read'
+              ? Math.min(scope.remainingMs(), this.attemptTimeoutMs)
+              : scope.remainingMs() + writeDeadlineSlackMs);
           try {
             return await attempt(endpoint, deadlineMs, scope.signal);
           } catch (e) {

@@ -162,13 +162,13 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
   async #run(): Promise<void> {
     const stop = this.#stop.signal;
     let failures = 0;
-    let healthySinceMs = Date.now();
+    let healthySinceMs = performance.now();
     while (!stop.aborted) {
       const endpoint = this.#connection.endpoints.preferred;
       try {
         await this.#stream1(endpoint, () => {
           failures = 0;
-          healthySinceMs = Date.now();
+          healthySinceMs = performance.now();
         });
       } catch (e) {
         if (stop.aborted) break;
@@ -186,7 +186,7 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
           return;
         }
         this.#connection.endpoints.failed(endpoint);
-        if (Date.now() - healthySinceMs > reconnectWindowMs) {
+        if (performance.now() - healthySinceMs > reconnectWindowMs) {
           this.#fail(
             new UnavailableError(
               'UNAVAILABLE',
