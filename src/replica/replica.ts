@@ -150,7 +150,6 @@ export class Replica<R> {
   private ownSnapshot: Snapshot | undefined;
   /** The last index written to the WAL (for the rewriteNotSynced mutant only). */
   private writtenLast = 0;
-  /** Term and vote as last written to the WAL: a HardState differing only in commit needs no sync. */
 
   constructor(
     cfg: ReplicaConfig,

@@ -82,11 +82,11 @@ export class DurableLogs {
       for (const i of [...m.entries.keys()]) if (i <= snapshotIndex) m.entries.delete(i);
       m.snapshotIndex = snapshotIndex;
     }
-    for (const e of entries) {
-      if (m.entries.has(e.index))
-        for (const i of [...m.entries.keys()]) if (i >= e.index) m.entries.delete(i);
-      m.entries.set(e.index, { term: e.term, hash: hashEntry(e) });
-    }
+    // A batch is contiguous: its first entry truncates everything from its index on, once.
+    const first = entries[0];
+    if (first !== undefined)
+      for (const i of [...m.entries.keys()]) if (i >= first.index) m.entries.delete(i);
+    for (const e of entries) m.entries.set(e.index, { term: e.term, hash: hashEntry(e) });
   }
 
   /** `raft`'s node lost power: remember what it had, to judge what it recovers. */

@@ -89,6 +89,11 @@ export interface RunOptions {
   readonly eventsMax?: number;
 }
 
+/** A configuration as a comparable string. */
+function confKey(c: ConfState): string {
+  return `${c.voters.join(',')}|${c.learners.join(',')}`;
+}
+
 /** Messages that answer another: the acknowledgements a nemesis reorders and duplicates. */
 const RESPONSES: ReadonlySet<Message['type']> = new Set([
   'appResp',
@@ -865,11 +870,10 @@ class Simulation {
   private aheadOfCommittedConf(ids: readonly NodeId[]): NodeId[] | undefined {
     const raft = this.leader()?.member?.replica.raft;
     if (!raft) return undefined;
-    const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
-    const committed = key(raft.confAtIndex(raft.log.committed));
+    const committed = confKey(raft.confAtIndex(raft.log.committed));
     return ids.filter((id) => {
       const r = this.nodes.get(id)?.member?.replica.raft;
-      return r !== undefined && key(r.conf()) !== committed;
+      return r !== undefined && confKey(r.conf()) !== committed;
     });
   }
 
@@ -1148,7 +1152,6 @@ class Simulation {
 
   /** Availability while faults are active: see availability.ts. */
   private availabilityWatch(): AvailabilityWatch {
-    const key = (c: ConfState): string => `${c.voters.join(',')}|${c.learners.join(',')}`;
     return new AvailabilityWatch(
       {
         now: () => this.q.now,
@@ -1159,7 +1162,8 @@ class Simulation {
             if (!best || r.log.committed > best.log.committed) best = r;
           if (!best) return undefined;
           const committed = best.confAtIndex(best.log.committed);
-          for (const r of this.liveRafts()) if (key(r.conf()) !== key(committed)) return undefined;
+          for (const r of this.liveRafts())
+            if (confKey(r.conf()) !== confKey(committed)) return undefined;
           return committed.voters;
         },
         healthy: (id) => {
