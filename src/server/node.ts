@@ -64,6 +64,11 @@ const MEMBER_ID_FILE = 'member-id';
 const RUN_SEED_MAX = 2 ** 47;
 /** The process exit code of a member whose disk failed (fail-stop; sysexits' EX_SOFTWARE). */
 const EXIT_DISK_FAILURE = 70;
+/**
+ * The process exit code of a member that met a log entry in a record format it does not read
+ * (sysexits' EX_DATAERR): it must be upgraded before it can go on.
+ */
+const EXIT_LOG_FORMAT = 65;
 
 /**
  * This member's ID. The data dir's record wins once it exists (a restart keeps its identity
@@ -208,6 +213,8 @@ export class EtcdNode {
         peers: transport.channel,
         disk,
         log,
+        // The member logged the entry's index and format already.
+        fatal: () => process.exit(EXIT_LOG_FORMAT),
       },
     );
     holder.member = member;

@@ -38,6 +38,8 @@ export interface LeaseClockDeps {
   readonly clock: Clock;
   /** The election timeout, in ms of the leader's clock: the refresh's extra time. */
   readonly electionMs: number;
+  /** The log record format to write entries in (log-record.ts). */
+  readonly logFormat: () => number;
   /**
    * Propose a revoke on this member, as leader of `term`, and nowhere else: the decision compares
    * a reading of this member's clock with deadlines on this member's clock, so it means nothing to
@@ -94,11 +96,10 @@ export class LeaseClock {
     if (this.refreshingTerm === raft.term) return;
     const t = raft.term;
     this.refreshingTerm = t;
-    const data = encodeEtcdEntry({
-      type: 'leaseRefreshAll',
-      nowMs: this.deps.clock.nowMs(),
-      extraMs: this.deps.electionMs,
-    });
+    const data = encodeEtcdEntry(
+      { type: 'leaseRefreshAll', nowMs: this.deps.clock.nowMs(), extraMs: this.deps.electionMs },
+      this.deps.logFormat(),
+    );
     this.deps.replica().propose(data, (o) => {
       if (this.refreshingTerm === t) this.refreshingTerm = 0;
       if (o.ok && this.raft.term === t) {

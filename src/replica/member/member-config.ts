@@ -72,6 +72,11 @@ export interface MemberIo {
   readonly peers: PeerChannel;
   readonly disk: Disk;
   readonly log: MemberLog;
+  /**
+   * Told when the member meets something it must not go past (a log entry in a format it does
+   * not read): the server ends the process. The member has already logged why.
+   */
+  readonly fatal?: (e: Error) => void;
   /** The simulator's checkers watch the replica; nothing in production does. */
   readonly observer?: ReplicaObserver;
 }

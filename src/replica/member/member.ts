@@ -49,6 +49,7 @@ import {
   type MemberRecord,
   type ServerResult,
 } from './server-machine.js';
+import { LOG_FORMAT_MAX } from './log-record.js';
 import { Waiters } from './waiters.js';
 
 type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
@@ -94,6 +95,10 @@ export class Member implements KvBackend {
     this.sm.onMembersChanged = () => {
       for (const l of [...this.memberTableListeners]) l();
     };
+    this.sm.onUnreadable = (e) => {
+      this.log.error({ index: e.index, format: e.format, err: e.message }, 'unreadable log entry');
+      io.fatal?.(e);
+    };
     this.waiters = new Waiters(this.clock);
     this.forwarder = new Forwarder(
       io.peers,
@@ -124,6 +129,7 @@ export class Member implements KvBackend {
       machine: this.machine,
       clock: this.clock,
       electionMs: cfg.electionMs,
+      logFormat: () => this.writeFormat(),
       proposeRevoke: (id, ifExpiredAtMs, term) =>
         this.proposeAsLeader({ type: 'leaseRevoke', id, ifExpiredAtMs }, term),
       warn: (obj, msg) => this.log.warn(obj, msg),
@@ -398,8 +404,14 @@ export class Member implements KvBackend {
   private proposeAsLeader(cmd: Command, term: number): Promise<void> {
     const raft = this.replica.raft;
     if (this.stopped || raft.role !== 'leader' || raft.term !== term) return Promise.resolve();
-    const data = encodeEtcdEntry(cmd);
+    const data = encodeEtcdEntry(cmd, this.writeFormat());
     return new Promise((resolve) => this.replica.propose(data, () => resolve()));
+  }
+
+  /** The log record format the cluster writes now: see log-record.ts. */
+  private writeFormat(): number {
+    const conf = this.replica.raft.conf();
+    return this.sm.writeFormat([...conf.voters, ...conf.learners]);
   }
 
   private async proposeMember(cmd: MemberCommand, signal?: AbortSignal): Promise<void> {
@@ -408,11 +420,12 @@ export class Member implements KvBackend {
 
   /** Encode for the log, stamping lease commands with this leader's clock (the only clock lease deadlines are kept on). */
   private encodeOp(op: ProposeOp): Uint8Array {
-    if (op.op === 'member') return encodeMemberEntry(op.cmd);
+    const format = this.writeFormat();
+    if (op.op === 'member') return encodeMemberEntry(op.cmd, format);
     const c = op.cmd;
     if (c.type === 'leaseGrant' || c.type === 'leaseKeepAlive' || c.type === 'leaseRefreshAll')
-      return encodeEtcdEntry({ ...c, nowMs: this.clock.nowMs() });
-    return encodeEtcdEntry(c);
+      return encodeEtcdEntry({ ...c, nowMs: this.clock.nowMs() }, format);
+    return encodeEtcdEntry(c, format);
   }
 
   private proposeLocal(op: ProposeOp): Promise<ProposalOutcome<ServerResult>> | ForwardAnswer {
@@ -581,6 +594,7 @@ export class Member implements KvBackend {
         name: this.cfg.name,
         peerUrls: this.cfg.peerUrls,
         clientUrls: this.cfg.advertiseClientUrls,
+        logFormatMax: LOG_FORMAT_MAX,
       },
       (e) =>
         this.log.warn(

@@ -1,18 +1,25 @@
 // The state a tenure node replicates: the etcd key space plus the member table (names, peer and
 // client URLs), which etcd also keeps in its Raft log so that every member learns how to reach a
-// new one and what to show in MemberList. An entry's first byte says which of the two it is for.
+// new one and what to show in MemberList. Each entry is a record (log-record.ts) whose kind says
+// which of the two it is for.
 import { assert } from '../../core/base/assert.js';
 import { FNV_OFFSET, fnvString } from '../../core/base/hash.js';
-import type { LogIndex } from '../../core/base/units.js';
+import { logIndex, type LogIndex } from '../../core/base/units.js';
 import type { EtcdResult } from '../../core/state/etcd-machine.js';
 import { EtcdMachine } from '../../core/state/etcd-machine.js';
 import type { StateMachine } from '../../core/state/machine.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
 import type { Command } from '../../core/state/command.js';
 import { decodeCommand, encodeCommand } from '../../core/state/command.js';
-
-const TAG_ETCD = 0;
-const TAG_MEMBER = 1;
+import {
+  clusterLogFormat,
+  encodeRecord,
+  LogFormatError,
+  readRecord,
+  RECORD_ETCD,
+  RECORD_MEMBER,
+  type LogRecord,
+} from './log-record.js';
 
 /** What the member table holds of one member; IDs are the Raft node IDs as decimal strings. */
 export interface MemberRecord {
@@ -20,6 +27,8 @@ export interface MemberRecord {
   readonly name: string;
   readonly peerUrls: readonly string[];
   readonly clientUrls: readonly string[];
+  /** The newest log record format the member reads (log-record.ts); absent until it publishes. */
+  readonly logFormatMax?: number;
 }
 
 export type MemberCommand =
@@ -28,25 +37,20 @@ export type MemberCommand =
 
 export type ServerResult = EtcdResult | { readonly type: 'member' };
 
-export function encodeEtcdEntry(cmd: Command): Uint8Array {
-  const body = encodeCommand(cmd);
-  const out = new Uint8Array(body.length + 1);
-  out[0] = TAG_ETCD;
-  out.set(body, 1);
-  return out;
+/** A key-space command as a log entry, in record format `format`. */
+export function encodeEtcdEntry(cmd: Command, format: number): Uint8Array {
+  return encodeRecord(RECORD_ETCD, encodeCommand(cmd), format);
 }
 
-export function encodeMemberEntry(cmd: MemberCommand): Uint8Array {
-  const body = encodeTagged(cmd);
-  const out = new Uint8Array(body.length + 1);
-  out[0] = TAG_MEMBER;
-  out.set(body, 1);
-  return out;
+/** A member-table command as a log entry, in record format `format`. */
+export function encodeMemberEntry(cmd: MemberCommand, format: number): Uint8Array {
+  return encodeRecord(RECORD_MEMBER, encodeTagged(cmd), format);
 }
 
 /** The etcd command of a log entry, or null for the no-op, a member command or damage. */
 export function decodeEtcdEntry(data: Uint8Array): Command | null {
-  return data.length > 0 && data[0] === TAG_ETCD ? decodeCommand(data.subarray(1)) : null;
+  const rec = data.length === 0 ? null : readRecordOrNull(data);
+  return rec?.kind === RECORD_ETCD ? decodeCommand(rec.body) : null;
 }
 
 /**
@@ -56,8 +60,18 @@ export function decodeEtcdEntry(data: Uint8Array): Command | null {
  */
 export function wellFormedEntry(data: Uint8Array): boolean {
   if (data.length === 0) return true;
-  if (data[0] === TAG_MEMBER) return true;
-  return data[0] === TAG_ETCD && decodeCommand(data.subarray(1)) !== null;
+  const rec = readRecordOrNull(data);
+  if (rec?.kind === RECORD_MEMBER) return true;
+  return rec?.kind === RECORD_ETCD && decodeCommand(rec.body) !== null;
+}
+
+function readRecordOrNull(data: Uint8Array): LogRecord | null {
+  try {
+    return readRecord(logIndex(0), data);
+  } catch (e) {
+    if (e instanceof LogFormatError) return null;
+    throw e;
+  }
 }
 
 interface ServerSnapshot {
@@ -71,28 +85,50 @@ export class ServerMachine implements StateMachine<ServerResult> {
   private members = new Map<string, MemberRecord>();
   /** Told of every change to the member table (the node updates its peer transport). */
   onMembersChanged: (() => void) | undefined;
+  /** Told of an entry this member cannot read, before apply throws (the member stops). */
+  onUnreadable: ((e: LogFormatError) => void) | undefined;
 
   constructor(etcd: EtcdMachine = new EtcdMachine()) {
     this.etcd = etcd;
   }
 
+  /**
+   * Apply one entry. A record in a format this member does not read throws LogFormatError, after
+   * telling `onUnreadable`: applying it by guesswork would diverge from members that can read it.
+   */
   apply(index: LogIndex, data: Uint8Array): ServerResult {
     if (data.length === 0) return this.etcd.apply(index, data);
-    if (data[0] === TAG_MEMBER) {
+    let rec: LogRecord | null;
+    try {
+      rec = readRecord(index, data);
+    } catch (e) {
+      if (e instanceof LogFormatError) this.onUnreadable?.(e);
+      throw e;
+    }
+    assert(rec !== null, () => `server machine: entry ${index} is too short for a record`);
+    if (rec.kind === RECORD_MEMBER) {
       // Keep the etcd machine's applied index (its consistent index) in step.
       this.etcd.apply(index, new Uint8Array(0));
-      const cmd = decodeTagged(data.subarray(1)) as MemberCommand;
+      const cmd = decodeTagged(rec.body) as MemberCommand;
       if (cmd.type === 'memberSet') this.members.set(cmd.member.id, cmd.member);
       else this.members.delete(cmd.id);
       this.onMembersChanged?.();
       return { type: 'member' };
     }
-    assert(data[0] === TAG_ETCD, () => `server machine: unknown entry tag ${data[0]}`);
-    return this.etcd.apply(index, data.subarray(1));
+    assert(rec.kind === RECORD_ETCD, () => `server machine: unknown record kind ${rec.kind}`);
+    return this.etcd.apply(index, rec.body);
   }
 
   memberTable(): ReadonlyMap<string, MemberRecord> {
     return this.members;
+  }
+
+  /**
+   * The record format the cluster writes (log-record.ts): the oldest of the newest formats the
+   * members of `ids` published; one with no record yet counts as reading format 1 only.
+   */
+  writeFormat(ids: readonly number[]): number {
+    return clusterLogFormat(ids.map((id) => this.members.get(String(id))?.logFormatMax));
   }
 
   snapshot(): Uint8Array {
