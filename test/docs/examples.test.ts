@@ -1,8 +1,9 @@
 // The examples in README.md and docs/ run as written on Node 20: every ```js block is saved as an
 // ES module inside the package (so `import … from 'tenure/client'` resolves to this repository)
 // and run against a real 3-member cluster, its endpoints put where the example names the default
-// ports. A TypeScript form (`await using`, which Node 20 cannot run as JavaScript) is shown only
-// beside a runnable JavaScript one.
+// ports, with a throwaway PostgreSQL server as DATABASE_URL. A TypeScript block (`await using`,
+// which Node 20 cannot run as JavaScript, or the short form of a program) is shown only beside
+// the runnable JavaScript one.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { freePorts } from '../../src/bench/launcher/ports.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
+import { startPostgres, type PostgresServer } from '../fence/postgres-server.js';
 import { repoRoot, runCli } from '../helpers.js';
 
 const run = promisify(execFile);
@@ -65,11 +67,11 @@ test('every JavaScript example in README.md and docs/ runs against a real cluste
     js.some((b) => b.file.endsWith('README.md')),
     'the README shows a runnable example',
   );
-  for (const b of all.filter((x) => x.lang === 'ts' && /await using/.test(x.code))) {
-    const beside = js.some((j) => j.file === b.file && Math.abs(j.line - b.line) < 40);
+  for (const b of all.filter((x) => x.lang === 'ts' || x.lang === 'typescript')) {
+    const beside = js.some((j) => j.file === b.file && Math.abs(j.line - b.line) < 60);
     assert.ok(
       beside,
-      `${b.file}:${b.line}: an await-using example needs a JavaScript form beside it`,
+      `${b.file}:${b.line}: a TypeScript example needs a runnable JavaScript one beside it`,
     );
   }
   for (const b of js)
@@ -78,7 +80,9 @@ test('every JavaScript example in README.md and docs/ runs against a real cluste
   const dataDir = join(root, '.tenure', `examples-${process.pid}`);
   const ports = await freePorts(6);
   const clientPorts = ports.slice(0, 3).map(String);
+  let pg: PostgresServer | undefined;
   try {
+    if (js.some((b) => b.code.includes('DATABASE_URL'))) pg = await startPostgres();
     const up = await runCli(
       [
         'up',
@@ -102,12 +106,26 @@ test('every JavaScript example in README.md and docs/ runs against a real cluste
       mkdirSync(dataDir, { recursive: true });
       writeFileSync(path, code);
       const where = `${b.file.slice(root.length + 1)}:${b.line}`;
-      const r = await run(process.execPath, [path], { cwd: root, timeout: EXAMPLE_TIMEOUT_MS });
+      const env = { ...process.env, ...(pg ? { DATABASE_URL: pg.url } : {}) };
+      const r = await run(process.execPath, [path], {
+        cwd: root,
+        env,
+        timeout: EXAMPLE_TIMEOUT_MS,
+      });
       assert.ok(r.stdout.length > 0 || r.stderr.length === 0, `${where}: ${r.stderr}`);
       if (/holding jobs with token/.test(code))
         assert.match(r.stdout, /holding jobs with token \d+/, `${where} printed ${r.stdout}`);
+      if (/invoice 1 sent/.test(code))
+        assert.match(
+          r.stdout,
+          /invoice 1 sent by the leader with token \d+/,
+          `${where}: ${r.stdout}`,
+        );
+      if (/Membership/.test(code))
+        assert.match(r.stdout, /alive web-2\nleft web-2/, `${where} printed ${r.stdout}`);
     }
   } finally {
+    await pg?.stop();
     await runCli(['down', '--data-dir', join(dataDir, 'cluster')], 30_000);
     for (const m of readState(join(dataDir, 'cluster'))?.members ?? [])
       if (isAlive(m.pid)) process.kill(m.pid, 'SIGKILL');
