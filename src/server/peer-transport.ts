@@ -11,7 +11,7 @@
 // dropped, and a connection whose batches the receiver has not acknowledged for that long is reset
 // (RST, so the kernel drops what it still holds instead of retransmitting it after a partition
 // heals). The receiver acknowledges what it has read every PEER_ACK_INTERVAL_MS.
-import { createServer, Socket, type Server } from 'node:net';
+import { createServer, isIP, Socket, type Server } from 'node:net';
 import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
 import type { PeerChannel, PeerClockReading, Transport } from '../replica/io.js';
@@ -177,6 +177,8 @@ class Outbound {
     private readonly onEvent: (e: PeerEvent) => void,
     private readonly nowMs: () => number,
     private readonly waitMaxMs: number,
+    /** The address our side of the connection binds to, if any (outboundAddress). */
+    private readonly localAddress: string | undefined,
   ) {}
 
   send(bytes: Uint8Array): void {
@@ -236,7 +238,11 @@ class Outbound {
       }, this.backoffMs);
       this.backoffMs = Math.min(PEER_BACKOFF_MAX_MS, this.backoffMs * 2);
     });
-    s.connect(this.addr.port, this.addr.host);
+    s.connect({
+      port: this.addr.port,
+      host: this.addr.host,
+      ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
+    });
   }
 
   private acked(batches: number): void {
@@ -383,7 +389,15 @@ export class PeerTransport implements Transport {
     if (id === this.opts.self || this.outbound.has(id)) return;
     this.outbound.set(
       id,
-      new Outbound(id, addr, this.helloFrame, this.onEvent, this.opts.nowMs, this.waitMaxMs),
+      new Outbound(
+        id,
+        addr,
+        this.helloFrame,
+        this.onEvent,
+        this.opts.nowMs,
+        this.waitMaxMs,
+        outboundAddress(this.opts.listen.host, addr.host),
+      ),
     );
   }
 
@@ -477,4 +491,22 @@ export class PeerTransport implements Transport {
     for (const s of this.inbound) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * The address a connection to `peerHost` leaves from: the member's own peer listen address when
+ * that is one address (not the wildcard) of the same family and scope as the peer's, so that a
+ * multi-homed host talks to its peers from the address they know it by, and a rule that names a
+ * member's address (a firewall, iptables in a test's network namespace) sees its traffic as its
+ * own. Otherwise the kernel chooses, as it does for etcd's peers.
+ */
+export function outboundAddress(listenHost: string, peerHost: string): string | undefined {
+  const family = isIP(listenHost);
+  if (family === 0 || family !== isIP(peerHost)) return undefined;
+  if (listenHost === '0.0.0.0' || listenHost === '::') return undefined;
+  return isLoopback(listenHost) === isLoopback(peerHost) ? listenHost : undefined;
+}
+
+function isLoopback(ip: string): boolean {
+  return ip.startsWith('127.') || ip === '::1';
 }
