@@ -1,19 +1,9 @@
-// CRC-32 (IEEE 802.3 polynomial, reflected), table-driven. Frames WAL and snapshot records so that
-// torn and corrupted records are detected on recovery.
-
-const TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
+// CRC-32 (IEEE 802.3 polynomial, reflected), the checksum that frames WAL and snapshot records so
+// that torn and corrupted records are detected on recovery. Computed by zlib (node:zlib's crc32,
+// Node 20.15 and later): the same values as a table-driven loop in JavaScript, about 30 times
+// faster, which matters once a snapshot is hundreds of MiB.
+import { crc32 as zlibCrc32 } from 'node:zlib';
 
 export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
-  let c = 0xffffffff;
-  for (let i = start; i < end; i++)
-    c = (TABLE[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  return zlibCrc32(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end)) >>> 0;
 }
