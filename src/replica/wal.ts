@@ -7,13 +7,17 @@ import { assert } from '../core/base/assert.js';
 import type { Mutants } from '../core/base/mutants.js';
 import { logIndex, nodeId, term, type LogIndex, type Term } from '../core/base/units.js';
 import type { ConfState, Entry, HardState, Snapshot } from '../core/raft/types.js';
-import { ByteReader, ByteWriter, TruncatedBytesError } from './bytes.js';
+import { ByteReader, ByteWriter, TruncatedBytesError } from '../core/base/bytes.js';
 import { crc32 } from './crc32.js';
 
 export const WAL_FILE = 'wal';
 export const SNAP_FILE = 'snap';
 /** A record larger than this is corruption, not data (etcd's "max entry size" check). */
 export const WAL_RECORD_BYTES_MAX = 64 * 1024 * 1024;
+/** Entry bytes one record holds at most before the next record starts (one entry may pass it). */
+const ENTRIES_RECORD_BYTES = 16 * 1024 * 1024;
+/** Where an entries record keeps its count: after the record type. */
+const ENTRIES_COUNT_AT = 1;
 const HEADER_BYTES = 8;
 
 /** Record kinds, the first byte of each payload. */
@@ -36,17 +40,45 @@ function frame(payload: Uint8Array): Uint8Array {
   return out;
 }
 
+/**
+ * Entries as WAL records, as many as it takes to keep each under ENTRIES_RECORD_BYTES: a batch
+ * of large proposals (up to 4 MiB each) may together pass WAL_RECORD_BYTES_MAX.
+ */
 export function encodeEntries(entries: readonly Entry[]): Uint8Array {
-  const w = new ByteWriter();
-  w.u8(RecordType.Entries);
-  w.u32(entries.length);
+  const frames: Uint8Array[] = [];
+  const start = (): ByteWriter => {
+    const w = new ByteWriter();
+    w.u8(RecordType.Entries);
+    w.u32(0); // the count, set when the record is done
+    return w;
+  };
+  let w = start();
+  let count = 0;
+  const flush = (): void => {
+    w.setU32(ENTRIES_COUNT_AT, count);
+    frames.push(frame(w.done()));
+  };
   for (const e of entries) {
+    if (count > 0 && w.len + e.data.length > ENTRIES_RECORD_BYTES) {
+      flush();
+      w = start();
+      count = 0;
+    }
     w.f64(e.index);
     w.f64(e.term);
     w.u8(e.type === 'conf' ? 1 : 0);
     w.bytes(e.data);
+    count++;
   }
-  return frame(w.done());
+  flush();
+  if (frames.length === 1) return frames[0] as Uint8Array;
+  const out = new Uint8Array(frames.reduce((n, f) => n + f.length, 0));
+  let at = 0;
+  for (const f of frames) {
+    out.set(f, at);
+    at += f.length;
+  }
+  return out;
 }
 
 export function encodeHardState(hs: HardState): Uint8Array {
@@ -73,25 +105,48 @@ function encodeConf(w: ByteWriter, c: ConfState): void {
   for (const l of c.learners) w.f64(l);
 }
 
+/**
+ * The snapshot file: a framed header (index, term, configuration, and the data's length and
+ * CRC) followed by the data as it is. The data is not framed as a WAL record: a snapshot is the
+ * whole store and may be far larger than WAL_RECORD_BYTES_MAX.
+ */
 export function encodeSnapshot(s: Snapshot): Uint8Array {
   const w = new ByteWriter();
   w.f64(s.index);
   w.f64(s.term);
   encodeConf(w, s.conf);
-  w.bytes(s.data);
-  return frame(w.done());
+  w.f64(s.data.length);
+  w.u32(crc32(s.data));
+  const header = frame(w.done());
+  const out = new Uint8Array(header.length + s.data.length);
+  out.set(header, 0);
+  out.set(s.data, header.length);
+  return out;
 }
 
 export function decodeSnapshot(bytes: Uint8Array): Snapshot {
-  const recs = scanRecords(bytes, false);
-  if (recs.status !== 'ok' || recs.payloads.length !== 1)
-    throw new CorruptWalError('snapshot file is corrupt');
-  const r = new ByteReader(recs.payloads[0] as Uint8Array);
-  const index = logIndex(r.f64());
-  const t = term(r.f64());
-  const voters = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
-  const learners = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
-  return { index, term: t, conf: { voters, learners }, data: r.bytes() };
+  const corrupt = (why: string): CorruptWalError =>
+    new CorruptWalError(`snapshot file is corrupt: ${why}`);
+  if (bytes.length < HEADER_BYTES) throw corrupt('shorter than its header');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const len = view.getUint32(0, true);
+  const headerEnd = HEADER_BYTES + len;
+  if (len === 0 || headerEnd > bytes.length) throw corrupt('header length');
+  if (crc32(bytes, HEADER_BYTES, headerEnd) !== view.getUint32(4, true))
+    throw corrupt('header checksum');
+  return readOrCorrupt(() => {
+    const r = new ByteReader(bytes.subarray(HEADER_BYTES, headerEnd));
+    const index = logIndex(r.f64());
+    const t = term(r.f64());
+    const voters = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
+    const learners = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
+    const dataBytes = r.f64();
+    const dataCrc = r.u32();
+    if (headerEnd + dataBytes !== bytes.length) throw corrupt('data length');
+    const data = bytes.subarray(headerEnd);
+    if (crc32(data) !== dataCrc) throw corrupt('data checksum');
+    return { index, term: t, conf: { voters, learners }, data };
+  });
 }
 
 // ------------------------------------------------------------------ recovery

@@ -10,7 +10,7 @@ import {
   type MessageType,
   type Snapshot,
 } from '../core/raft/types.js';
-import { ByteReader, ByteWriter } from '../replica/bytes.js';
+import { ByteReader, ByteWriter } from '../core/base/bytes.js';
 
 const TYPES = new Map<number, MessageType>(
   Object.entries(MESSAGE_TYPE_CODES).map(([k, v]) => [v, k as MessageType]),
@@ -61,8 +61,12 @@ function readSnapshot(r: ByteReader): Snapshot {
   return { index: logIndex(r.f64()), term: term(r.f64()), conf: readConf(r), data: r.bytes() };
 }
 
+/** Bytes of a snap message besides its data: the envelope, the snapshot's header, its conf. */
+const SNAP_ENVELOPE_BYTES = 256;
+
 export function encodeMessage(m: Message): Uint8Array {
-  const w = new ByteWriter();
+  // A snapshot may be hundreds of MiB: room for all of it up front, not by doubling.
+  const w = new ByteWriter(m.type === 'snap' ? m.snapshot.data.length + SNAP_ENVELOPE_BYTES : 256);
   w.u8(MESSAGE_TYPE_CODES[m.type]);
   w.f64(m.from);
   w.f64(m.to);

@@ -51,10 +51,8 @@ import {
   validateDeleteRange,
   validatePut,
 } from './kv-write.js';
-import type { LeaseData } from './lease-table.js';
 import { LEASE_ID_MAX, LEASE_ID_MIN, LeaseTable } from './lease-table.js';
 import type { StateMachine } from './machine.js';
-import type { MvccData } from './mvcc.js';
 import { MvccStore } from './mvcc.js';
 import { range } from './range-query.js';
 import {
@@ -66,7 +64,7 @@ import {
   validateTxn,
   withTxnHeader,
 } from './txn.js';
-import { decodeTagged, encodeTagged } from './tagged-json.js';
+import { decodeSnapshotData, encodeSnapshotData, snapshotSizeHint } from './snapshot-codec.js';
 import type { WatchSource } from './watch-hub.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -89,13 +87,6 @@ export const ERR_MALFORMED_COMMAND: EtcdError = Object.freeze({
   code: 'InvalidArgument',
   message: 'tenure: malformed command',
 });
-
-interface SnapshotData {
-  readonly format: 1;
-  readonly appliedIndex: number;
-  readonly mvcc: MvccData;
-  readonly leases: readonly LeaseData[];
-}
 
 const fail = (error: EtcdError): EtcdResult => ({ type: 'error', error });
 
@@ -250,18 +241,15 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   // ---- Snapshots ----
 
   snapshot(): Uint8Array {
-    const data: SnapshotData = {
-      format: 1,
-      appliedIndex: this.applied,
-      mvcc: this.store.toData(),
-      leases: this.leases.toData(),
-    };
-    return encodeTagged(data);
+    const mvcc = this.store.toData();
+    return encodeSnapshotData(
+      { appliedIndex: this.applied, mvcc, leases: this.leases.toData() },
+      snapshotSizeHint(this.store.size, mvcc.keys.length),
+    );
   }
 
   restore(data: Uint8Array): void {
-    const s = decodeTagged(data) as SnapshotData;
-    assert(s.format === 1, 'etcd: unknown snapshot format');
+    const s = decodeSnapshotData(data);
     this.store = MvccStore.fromData(s.mvcc, this.mutants);
     this.leases = LeaseTable.fromData(s.leases);
     this.applied = s.appliedIndex;

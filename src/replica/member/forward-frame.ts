@@ -8,7 +8,7 @@ import { decodeCommand, encodeCommand } from '../../core/state/command.js';
 import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
 import type { LeaseId } from '../../core/state/kv-types.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
-import { ByteReader, ByteWriter } from '../bytes.js';
+import { ByteReader, ByteWriter } from '../../core/base/bytes.js';
 import type { MemberCommand } from './server-machine.js';
 
 /** What a follower asks the leader to do. */

@@ -3,6 +3,7 @@
 // new one and what to show in MemberList. Each entry is a record (log-record.ts) whose kind says
 // which of the two it is for.
 import { assert } from '../../core/base/assert.js';
+import { ByteReader, ByteWriter } from '../../core/base/bytes.js';
 import { FNV_OFFSET, fnvString } from '../../core/base/hash.js';
 import { logIndex, type LogIndex } from '../../core/base/units.js';
 import type { EtcdResult } from '../../core/state/etcd-machine.js';
@@ -74,11 +75,14 @@ function readRecordOrNull(data: Uint8Array): LogRecord | null {
   }
 }
 
-interface ServerSnapshot {
-  readonly format: 1;
-  readonly members: readonly MemberRecord[];
-  readonly etcd: Uint8Array;
-}
+/**
+ * A server snapshot: u8 SERVER_SNAPSHOT_FORMAT, the member table as tagged JSON behind its
+ * length, then the key space's binary snapshot (core/state/snapshot-codec.ts) to the end, so the
+ * store's bytes are copied once and never spelled as text.
+ */
+const SERVER_SNAPSHOT_FORMAT = 2;
+/** Bytes of a snapshot's header besides the member table. */
+const SERVER_SNAPSHOT_HEADER_BYTES = 5;
 
 export class ServerMachine implements StateMachine<ServerResult> {
   readonly etcd: EtcdMachine;
@@ -132,19 +136,22 @@ export class ServerMachine implements StateMachine<ServerResult> {
   }
 
   snapshot(): Uint8Array {
-    const s: ServerSnapshot = {
-      format: 1,
-      members: [...this.members.values()],
-      etcd: this.etcd.snapshot(),
-    };
-    return encodeTagged(s);
+    const members = encodeTagged([...this.members.values()]);
+    const etcd = this.etcd.snapshot();
+    const w = new ByteWriter(SERVER_SNAPSHOT_HEADER_BYTES + members.length + etcd.length);
+    w.u8(SERVER_SNAPSHOT_FORMAT);
+    w.bytes(members);
+    w.raw(etcd);
+    return w.done();
   }
 
   restore(data: Uint8Array): void {
-    const s = decodeTagged(data) as ServerSnapshot;
-    assert(s.format === 1, 'server machine: unknown snapshot format');
-    this.etcd.restore(s.etcd);
-    this.members = new Map(s.members.map((m) => [m.id, m]));
+    const r = new ByteReader(data);
+    const format = r.u8();
+    assert(format === SERVER_SNAPSHOT_FORMAT, () => `server machine: snapshot format ${format}`);
+    const members = decodeTagged(r.bytes()) as MemberRecord[];
+    this.etcd.restore(r.rest());
+    this.members = new Map(members.map((m) => [m.id, m]));
     this.onMembersChanged?.();
   }
 

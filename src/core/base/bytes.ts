@@ -1,14 +1,19 @@
-// Little-endian binary writer and reader for the WAL and the peer wire format. The reader throws
-// a typed error when a record ends early, so callers can tell truncation from a bug.
+// Little-endian binary writer and reader for the WAL, the peer wire format and snapshots. The
+// reader throws a typed error when a record ends early, so callers can tell truncation from a bug.
 
 export class TruncatedBytesError extends Error {
   override readonly name = 'TruncatedBytesError';
 }
 
 export class ByteWriter {
-  private buf = new Uint8Array(256);
-  private view = new DataView(this.buf.buffer);
+  private buf: Uint8Array;
+  private view: DataView;
   len = 0;
+
+  constructor(initialBytes = 256) {
+    this.buf = new Uint8Array(initialBytes);
+    this.view = new DataView(this.buf.buffer);
+  }
 
   private room(n: number): void {
     if (this.len + n <= this.buf.length) return;
@@ -29,19 +34,34 @@ export class ByteWriter {
     this.view.setUint32(this.len, v, true);
     this.len += 4;
   }
+  /** Overwrite the u32 at `at`, already written (a count known only at the end). */
+  setU32(at: number, v: number): void {
+    this.view.setUint32(at, v, true);
+  }
   f64(v: number): void {
     this.room(8);
     this.view.setFloat64(this.len, v, true);
     this.len += 8;
   }
+  i64(v: bigint): void {
+    this.room(8);
+    this.view.setBigInt64(this.len, v, true);
+    this.len += 8;
+  }
+  /** `b` behind its length (u32). */
   bytes(b: Uint8Array): void {
     this.u32(b.length);
+    this.raw(b);
+  }
+  /** `b` as it is, no length: the reader must know where it ends. */
+  raw(b: Uint8Array): void {
     this.room(b.length);
     this.buf.set(b, this.len);
     this.len += b.length;
   }
+  /** What was written: the buffer itself when it was sized exactly, else a copy of its start. */
   done(): Uint8Array {
-    return this.buf.slice(0, this.len);
+    return this.len === this.buf.length ? this.buf : this.buf.slice(0, this.len);
   }
 }
 
@@ -73,11 +93,24 @@ export class ByteReader {
     this.pos += 8;
     return v;
   }
+  i64(): bigint {
+    this.need(8);
+    const v = this.view.getBigInt64(this.pos, true);
+    this.pos += 8;
+    return v;
+  }
+  /** A copy of the next length-prefixed bytes. */
   bytes(): Uint8Array {
     const n = this.u32();
     this.need(n);
     const b = this.buf.slice(this.pos, this.pos + n);
     this.pos += n;
+    return b;
+  }
+  /** Everything not read yet, without a copy. */
+  rest(): Uint8Array {
+    const b = this.buf.subarray(this.pos);
+    this.pos = this.buf.length;
     return b;
   }
 }
