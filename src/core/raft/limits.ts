@@ -2,6 +2,12 @@
 
 /** Entries per append message: bounds message size and the work one follower step does. */
 export const ENTRIES_PER_APPEND_MAX = 64;
+/**
+ * Entry bytes per append message (etcd's MaxSizePerMsg, which etcdserver sets to 1 MiB): keeps a
+ * message far below the peer frame limit whatever the entries' sizes; an entry larger than this
+ * still goes, alone.
+ */
+export const APPEND_BYTES_MAX = 1024 * 1024;
 /** Append messages in flight per follower in replicate state: bounds memory and retransmission. */
 export const INFLIGHT_APPENDS_MAX = 32;
 /** Committed entries handed out in one Ready: keeps one apply batch short. */

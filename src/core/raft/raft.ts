@@ -20,6 +20,7 @@ import {
 import { RaftLog } from './log.js';
 import {
   COMMITTED_PER_READY_MAX,
+  APPEND_BYTES_MAX,
   ENTRIES_PER_APPEND_MAX,
   INFLIGHT_APPENDS_MAX,
   PENDING_READS_MAX,
@@ -742,10 +743,13 @@ export class Raft {
       pr.becomeSnapshot(snap.index);
       return true;
     }
-    const entries = this.log.slice(
-      pr.next,
-      this.log.lastIndex(),
-      this.opts.entriesPerAppendMax ?? ENTRIES_PER_APPEND_MAX,
+    const entries = withinBytes(
+      this.log.slice(
+        pr.next,
+        this.log.lastIndex(),
+        this.opts.entriesPerAppendMax ?? ENTRIES_PER_APPEND_MAX,
+      ),
+      APPEND_BYTES_MAX,
     );
     if (entries.length === 0 && !allowEmpty) return false;
     this.send({
@@ -1041,4 +1045,14 @@ function sameSoft(a: SoftState, b: SoftState): boolean {
 
 function sameHard(a: HardState, b: HardState): boolean {
   return a.term === b.term && a.vote === b.vote && a.commit === b.commit;
+}
+
+/** The first of `entries` whose data fit in `maxBytes` together, and never none. */
+function withinBytes(entries: Entry[], maxBytes: number): Entry[] {
+  let bytes = 0;
+  for (let i = 0; i < entries.length; i++) {
+    bytes += (entries[i] as Entry).data.length;
+    if (i > 0 && bytes > maxBytes) return entries.slice(0, i);
+  }
+  return entries;
 }
