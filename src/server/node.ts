@@ -265,4 +265,10 @@ function logPeerEvent(log: NodeLogger, e: PeerEvent): void {
     log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer messages dropped');
   else if (e.type === 'stalled')
     log.warn({ peer: hexId(e.peer), messages: e.messages }, 'peer connection stalled; reset');
+  else if (e.type === 'snapshotSent')
+    log.info({ peer: hexId(e.peer), bytes: e.bytes }, 'snapshot sent');
+  else if (e.type === 'snapshotReceived')
+    log.info({ peer: hexId(e.peer), bytes: e.bytes }, 'snapshot received');
+  else if (e.type === 'snapshotFailed')
+    log.warn({ peer: hexId(e.peer), err: e.error }, 'sending a snapshot failed');
 }

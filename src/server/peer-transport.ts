@@ -16,9 +16,19 @@ import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
 import type { PeerChannel, PeerClockReading, Transport } from '../replica/io.js';
 import { decodeMessage, encodeMessage } from './message-codec.js';
+import {
+  FrameReader,
+  frame,
+  hello,
+  MESSAGES_MAGIC,
+  readHello,
+  SNAPSHOT_MAGIC,
+  type PeerAddress,
+} from './peer-frames.js';
+import { SnapshotReceiver, SnapshotSender, type SnapshotEvent } from './peer-snapshots.js';
 
-/** Frame payload at most (a snapshot travels in one frame). */
-export const PEER_FRAME_BYTES_MAX = 64 * 1024 * 1024;
+export { PEER_FRAME_BYTES_MAX, type PeerAddress } from './peer-frames.js';
+
 /** Messages queued per peer while disconnected or slow; older ones are dropped beyond this. */
 export const PEER_QUEUE_MAX = 4096;
 /** Reconnect backoff bounds, in milliseconds. */
@@ -32,18 +42,12 @@ export const PEER_WAIT_MAX_MS = 5000;
 /** The receiver acknowledges what it has read at most this often, in ms. */
 export const PEER_ACK_INTERVAL_MS = 200;
 
-const MAGIC = 0x544e5231; // "TNR1"
 /** First byte of an application frame; Raft messages start with their type code (1..12). */
 const APP_FRAME = 0xfa;
 /** First byte of the sender's clock reading that heads every batch. */
 const CLOCK_FRAME = 0xfb;
 /** First byte of an acknowledgement (receiver to sender): the count of batches read. */
 const ACK_FRAME = 0xfc;
-
-export interface PeerAddress {
-  readonly host: string;
-  readonly port: number;
-}
 
 export interface PeerTransportOptions {
   /**
@@ -77,46 +81,9 @@ export type PeerEvent =
   | { readonly type: 'disconnected'; readonly peer: NodeId; readonly error?: string }
   | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number }
   /** A connection whose batches went unacknowledged past the bound was reset. */
-  | { readonly type: 'stalled'; readonly peer: NodeId; readonly messages: number };
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-function frame(payload: Uint8Array): Buffer {
-  const b = Buffer.allocUnsafe(4 + payload.length);
-  b.writeUInt32LE(payload.length, 0);
-  b.set(payload, 4);
-  return b;
-}
-
-/**
- * The hello: magic, sender ID, cluster ID, and the address the sender is reached at, so that a
- * member that does not know the sender yet (one that is joining) can answer it.
- */
-function hello(clusterId: string, self: NodeId, reachAt: PeerAddress): Buffer {
-  const id = encoder.encode(clusterId);
-  const host = encoder.encode(reachAt.host);
-  const b = Buffer.allocUnsafe(4 + 8 + 2 + id.length + 2 + host.length + 2);
-  b.writeUInt32LE(MAGIC, 0);
-  b.writeDoubleLE(self, 4);
-  b.writeUInt16LE(id.length, 12);
-  b.set(id, 14);
-  let o = 14 + id.length;
-  b.writeUInt16LE(host.length, o);
-  b.set(host, o + 2);
-  o += 2 + host.length;
-  b.writeUInt16LE(reachAt.port, o);
-  return frame(b);
-}
-
-function helloAddress(payload: Buffer, idEnd: number): PeerAddress | undefined {
-  if (payload.length < idEnd + 2) return undefined;
-  const hostLen = payload.readUInt16LE(idEnd);
-  if (payload.length < idEnd + 2 + hostLen + 2) return undefined;
-  const host = decoder.decode(payload.subarray(idEnd + 2, idEnd + 2 + hostLen));
-  const port = payload.readUInt16LE(idEnd + 2 + hostLen);
-  return host !== '' && port > 0 ? { host, port } : undefined;
-}
+  | { readonly type: 'stalled'; readonly peer: NodeId; readonly messages: number }
+  | SnapshotEvent
+  | { readonly type: 'snapshotReceived'; readonly peer: NodeId; readonly bytes: number };
 
 /** A frame of one number: the clock reading heading a batch, or an acknowledgement. */
 function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number): Buffer {
@@ -125,24 +92,6 @@ function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number)
   b[4] = kind;
   b.writeDoubleLE(value, 5);
   return b;
-}
-
-/** Splits a byte stream into length-prefixed frames. */
-class FrameReader {
-  private buf: Buffer = Buffer.alloc(0);
-  push(chunk: Buffer, onFrame: (payload: Buffer) => void): void {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
-    for (;;) {
-      if (this.buf.length < 4) return;
-      const len = this.buf.readUInt32LE(0);
-      if (len > PEER_FRAME_BYTES_MAX)
-        throw new Error(`peer frame of ${len} bytes exceeds the limit`);
-      if (this.buf.length < 4 + len) return;
-      const payload = this.buf.subarray(4, 4 + len);
-      this.buf = this.buf.subarray(4 + len);
-      onFrame(payload);
-    }
-  }
 }
 
 interface Queued {
@@ -323,10 +272,28 @@ export class PeerTransport implements Transport {
   private readonly latest = new Map<NodeId, Socket>();
   private readonly boundTimer: NodeJS.Timeout;
   private readonly helloFrame = (): Buffer =>
-    hello(this.clusterId ?? '', this.opts.self, this.opts.advertise ?? this.opts.listen);
+    hello(
+      MESSAGES_MAGIC,
+      this.clusterId ?? '',
+      this.opts.self,
+      this.opts.advertise ?? this.opts.listen,
+    );
+  /** Where each peer is reached, for the snapshot connections. */
+  private readonly addresses = new Map<NodeId, PeerAddress>();
+  private readonly snapshots: SnapshotSender;
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
+    this.snapshots = new SnapshotSender(
+      () =>
+        hello(
+          SNAPSHOT_MAGIC,
+          this.clusterId ?? '',
+          this.opts.self,
+          this.opts.advertise ?? this.opts.listen,
+        ),
+      this.onEvent,
+    );
     this.server = createServer((s) => this.accept(s));
     this.clusterId = opts.clusterId;
     this.waitMaxMs = opts.waitMaxMs ?? PEER_WAIT_MAX_MS;
@@ -365,6 +332,17 @@ export class PeerTransport implements Transport {
   }
 
   send(m: Message): void {
+    if (m.type === 'snap') {
+      const addr = this.addresses.get(m.to);
+      if (addr !== undefined)
+        this.snapshots.send(
+          m.to,
+          addr,
+          outboundAddress(this.opts.listen.host, addr.host),
+          encodeMessage(m),
+        );
+      return;
+    }
     this.outbound.get(m.to)?.send(encodeMessage(m));
   }
 
@@ -387,6 +365,7 @@ export class PeerTransport implements Transport {
   /** A member added at run time (MemberAdd); a known one keeps its connection. */
   addPeer(id: NodeId, addr: PeerAddress): void {
     if (id === this.opts.self || this.outbound.has(id)) return;
+    this.addresses.set(id, addr);
     this.outbound.set(
       id,
       new Outbound(
@@ -404,6 +383,7 @@ export class PeerTransport implements Transport {
   removePeer(id: NodeId): void {
     this.outbound.get(id)?.close();
     this.outbound.delete(id);
+    this.addresses.delete(id);
   }
 
   private accept(s: Socket): void {
@@ -411,6 +391,8 @@ export class PeerTransport implements Transport {
     s.setNoDelay(true);
     const reader = new FrameReader();
     let from: NodeId | undefined;
+    /** Set once the hello says this connection carries a snapshot. */
+    let snapshot: SnapshotReceiver | undefined;
     let batchesRead = 0;
     let ackTimer: NodeJS.Timeout | undefined;
     const scheduleAck = (): void => {
@@ -429,12 +411,9 @@ export class PeerTransport implements Transport {
       try {
         reader.push(chunk, (payload) => {
           if (from === undefined) {
-            if (payload.length < 14 || payload.readUInt32LE(0) !== MAGIC)
-              return refuse('not a tenure peer');
-            const sender = payload.readDoubleLE(4) as NodeId;
-            const len = payload.readUInt16LE(12);
-            const clusterId = decoder.decode(payload.subarray(14, 14 + len));
-            const reachAt = helloAddress(payload, 14 + len);
+            const h = readHello(payload);
+            if (h === undefined) return refuse('not a tenure peer');
+            const { sender, clusterId, reachAt } = h;
             // A joining member's first caller is the cluster that added it (nobody else knows
             // its address yet): it takes that cluster's ID.
             if (this.clusterId === undefined && clusterId !== '') {
@@ -447,11 +426,26 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            if (h.magic === SNAPSHOT_MAGIC) {
+              snapshot = new SnapshotReceiver();
+              return;
+            }
             this.latest.set(sender, s);
             this.clocks.delete(sender);
             // A sender we have no route to (we are joining, or it joined after us): answer it
             // where it says it is.
             if (reachAt && !this.outbound.has(sender)) this.addPeer(sender, reachAt);
+            return;
+          }
+          if (snapshot !== undefined) {
+            const whole = snapshot.frame(payload);
+            if (whole === undefined) return;
+            const m = decodeMessage(whole);
+            if (m.type !== 'snap' || m.from !== from || m.to !== this.opts.self)
+              return refuse(`a ${m.type} ${m.from}->${m.to} on a snapshot link from ${from}`);
+            this.onEvent({ type: 'snapshotReceived', peer: from, bytes: whole.length });
+            s.end();
+            this.opts.onMessage(m);
             return;
           }
           if (payload[0] === CLOCK_FRAME && payload.length >= 9) {
@@ -487,6 +481,7 @@ export class PeerTransport implements Transport {
 
   async close(): Promise<void> {
     clearInterval(this.boundTimer);
+    this.snapshots.close();
     for (const o of this.outbound.values()) o.close();
     for (const s of this.inbound) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -314,3 +314,39 @@ test("a restarted peer's clock readings replace its earlier process's", async ()
     await b2.close();
   }
 });
+
+test('a snapshot past the frame limit arrives whole on its own connection', async () => {
+  const { a, b, got, events } = await pair();
+  try {
+    // 80 MiB: more than one frame may carry (PEER_FRAME_BYTES_MAX is 64 MiB).
+    const data = new Uint8Array(80 * 1024 * 1024);
+    for (let i = 0; i < data.length; i += 4093) data[i] = i & 0xff;
+    const snap: Message = {
+      type: 'snap',
+      from: n2,
+      to: n1,
+      term: term(3),
+      snapshot: {
+        index: logIndex(900),
+        term: term(3),
+        conf: { voters: [n1, n2], learners: [] },
+        data,
+      },
+    };
+    b.send(snap);
+    // Heartbeats keep flowing beside it, on the message connection.
+    b.send(heartbeat(1));
+    await until('the snapshot', () => got.get(n1)?.some((m) => m.type === 'snap') ?? false, 60_000);
+    const m = got.get(n1)?.find((x) => x.type === 'snap');
+    assert.ok(m?.type === 'snap');
+    assert.equal(m.snapshot.index, 900);
+    assert.equal(m.snapshot.data.length, data.length);
+    assert.ok(Buffer.from(m.snapshot.data).equals(Buffer.from(data)), 'the bytes are the same');
+    assert.ok(got.get(n1)?.some((x) => x.type === 'heartbeat'));
+    await until('the sender to report it', () => events.some((e) => e.type === 'snapshotSent'));
+    assert.ok(events.some((e) => e.type === 'snapshotReceived'));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});

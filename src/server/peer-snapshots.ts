@@ -1,0 +1,142 @@
+// Snapshots between members travel on connections of their own, one snapshot per connection,
+// in chunks written as fast as the socket drains. A snapshot is the whole store (up to the 2 GiB
+// quota and beyond), so it cannot be one frame of the message connection: it would pass the
+// frame limit, hold up the heartbeats and appends queued behind it for as long as it takes to
+// send, and be cut by their 5 s bound. etcd's rafthttp sends a snapshot as an HTTP request of
+// its own for the same reasons (etcd server/etcdserver/api/rafthttp/snapshot_sender.go).
+//
+// The connection: the hello (SNAPSHOT_MAGIC), a BEGIN frame with the encoded message's length,
+// then CHUNK frames until that many bytes have come; the receiver decodes the message once all
+// of it is there and closes the connection. A connection that breaks loses the snapshot; the
+// leader sends it again (Raft's snapshot progress re-sends one that is never acknowledged).
+import { constants as bufferConstants } from 'node:buffer';
+import { Socket } from 'node:net';
+import type { NodeId } from '../core/base/units.js';
+import { frame, frameHead, type PeerAddress } from './peer-frames.js';
+
+/** Bytes of a snapshot per CHUNK frame. */
+export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
+/** A snapshot a member accepts at most: the largest buffer Node can allocate. */
+export const SNAPSHOT_BYTES_MAX = bufferConstants.MAX_LENGTH;
+
+const BEGIN_FRAME = 0xf1;
+const CHUNK_FRAME = 0xf2;
+
+export type SnapshotEvent =
+  | { readonly type: 'snapshotSent'; readonly peer: NodeId; readonly bytes: number }
+  | { readonly type: 'snapshotFailed'; readonly peer: NodeId; readonly error: string }
+  | { readonly type: 'snapshotBusy'; readonly peer: NodeId };
+
+/** The sending side: at most one snapshot in flight per peer. */
+export class SnapshotSender {
+  private readonly sockets = new Map<NodeId, Socket>();
+
+  constructor(
+    private readonly hello: () => Buffer,
+    private readonly onEvent: (e: SnapshotEvent) => void,
+  ) {}
+
+  /** Send `message` (an encoded snap message) to `peer`; dropped if one is still going there. */
+  send(
+    peer: NodeId,
+    addr: PeerAddress,
+    localAddress: string | undefined,
+    message: Uint8Array,
+  ): void {
+    if (this.sockets.has(peer)) {
+      this.onEvent({ type: 'snapshotBusy', peer });
+      return;
+    }
+    const s = new Socket();
+    this.sockets.set(peer, s);
+    s.setNoDelay(true);
+    let failed: string | undefined;
+    s.on('error', (e) => (failed ??= e.message));
+    s.on('close', () => {
+      if (this.sockets.get(peer) === s) this.sockets.delete(peer);
+      if (failed !== undefined) this.onEvent({ type: 'snapshotFailed', peer, error: failed });
+    });
+    s.connect(
+      {
+        port: addr.port,
+        host: addr.host,
+        ...(localAddress !== undefined ? { localAddress } : {}),
+      },
+      () => {
+        this.stream(s, message).then(
+          () => this.onEvent({ type: 'snapshotSent', peer, bytes: message.length }),
+          (e: unknown) => {
+            failed ??= e instanceof Error ? e.message : String(e);
+            s.destroy();
+          },
+        );
+      },
+    );
+  }
+
+  private async stream(s: Socket, message: Uint8Array): Promise<void> {
+    const begin = Buffer.allocUnsafe(9);
+    begin[0] = BEGIN_FRAME;
+    begin.writeDoubleLE(message.length, 1);
+    s.write(this.hello());
+    s.write(frame(begin));
+    const kind = Buffer.from([CHUNK_FRAME]);
+    for (let at = 0; at < message.length; at += SNAPSHOT_CHUNK_BYTES) {
+      if (s.destroyed) throw new Error('connection closed while sending');
+      const chunk = message.subarray(at, Math.min(message.length, at + SNAPSHOT_CHUNK_BYTES));
+      s.write(frameHead(1 + chunk.length));
+      s.write(kind);
+      // Flow control: the next chunk waits until the kernel has taken this one.
+      if (!s.write(chunk)) await drained(s);
+    }
+    s.end();
+  }
+
+  /** Abandon every snapshot in flight. */
+  close(): void {
+    for (const s of this.sockets.values()) s.destroy();
+    this.sockets.clear();
+  }
+}
+
+/** Resolves when `s` has taken what was written (or closed: the next write then fails). */
+function drained(s: Socket): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      s.off('drain', done);
+      s.off('close', done);
+      resolve();
+    };
+    s.on('drain', done);
+    s.on('close', done);
+  });
+}
+
+/** The receiving side of one snapshot connection, fed the frames after its hello. */
+export class SnapshotReceiver {
+  private buf: Buffer | undefined;
+  private filled = 0;
+
+  /**
+   * Take one frame. Returns the whole encoded message once its last chunk is in, or undefined;
+   * throws on a frame out of place or a snapshot larger than SNAPSHOT_BYTES_MAX.
+   */
+  frame(payload: Buffer): Buffer | undefined {
+    if (payload[0] === BEGIN_FRAME && payload.length >= 9) {
+      if (this.buf !== undefined) throw new Error('snapshot stream began twice');
+      const total = payload.readDoubleLE(1);
+      if (!Number.isSafeInteger(total) || total <= 0 || total > SNAPSHOT_BYTES_MAX)
+        throw new Error(`snapshot of ${total} bytes refused`);
+      this.buf = Buffer.allocUnsafe(total);
+      return undefined;
+    }
+    if (payload[0] !== CHUNK_FRAME || this.buf === undefined)
+      throw new Error('snapshot stream: unexpected frame');
+    const chunk = payload.subarray(1);
+    if (this.filled + chunk.length > this.buf.length)
+      throw new Error('snapshot stream: more bytes than announced');
+    this.buf.set(chunk, this.filled);
+    this.filled += chunk.length;
+    return this.filled === this.buf.length ? this.buf : undefined;
+  }
+}
