@@ -10,6 +10,7 @@ const layer = (from, allowed, allowedModules = []) => {
     'core/raft',
     'core/detect',
     'core/state',
+    'core/queue',
     'replica',
     'server',
     'membership',
@@ -117,17 +118,20 @@ export default tseslint.config(
   layer('core/raft', ['core/base']),
   layer('core/detect', ['core/base']),
   layer('core/state', ['core/base']),
-  layer('replica', ['core/base', 'core/raft', 'core/detect', 'core/state']),
-  layer('server', ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state']),
-  layer('membership', ['core/base', 'core/raft', 'core/detect', 'core/state']),
-  layer('client', ['core/base']),
+  // The lock and election queue (etcd's concurrency recipes) as pure data and decisions, shared by
+  // the server's Lock and Election services and the SDK's Lock and Election.
+  layer('core/queue', ['core/base']),
+  layer('replica', ['core/base', 'core/raft', 'core/detect', 'core/state', 'core/queue']),
+  layer('server', ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state', 'core/queue']),
+  layer('membership', ['core/base', 'core/raft', 'core/detect', 'core/state', 'core/queue']),
+  layer('client', ['core/base', 'core/queue']),
   layer('fence', ['core/base']),
   layer('check', ['core/base']),
   // The simulator drives the production member through the real client API handlers, and its
   // lease holders keep their lease by the SDK's own (pure) session rule.
   layer(
     'sim',
-    ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state', 'check'],
+    ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state', 'core/queue', 'check'],
     ['server/api/', 'client/session-state'],
   ),
   coreBans,
