@@ -14,7 +14,7 @@ import {
   ERR_LEASE_NOT_FOUND,
 } from '../../core/state/etcd-errors.js';
 import { bytesEqual, prefixEnd } from '../../core/state/key-range.js';
-import type { KeyValue, LeaseId, ResponseHeader, ResponseOp } from '../../core/state/kv-types.js';
+import type { KeyValue, LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiStatus, CallInfo, ServiceHandlers, WireObject } from './convert.js';
 import {
@@ -27,15 +27,10 @@ import {
   toProtoHeader,
   toProtoKeyValue,
 } from './convert.js';
-import { createRevisionIs, deleteOp, firstCreated, putOp, queuePrefix } from './lock-keys.js';
-import {
-  proposeTxn,
-  rangeNow,
-  rangeResultOf,
-  sessionLease,
-  queueWaiter,
-  throwIfAborted,
-} from './lock-session.js';
+import { queuePrefix } from '../../core/queue/layout.js';
+import { fencedDelete, fencedPut, ownerRange } from '../../core/queue/requests.js';
+import { proposeTxn, rangeNow, sessionLease, queueWaiter, throwIfAborted } from './lock-session.js';
+import { toRangeRequest, toTxnRequest } from './queue-requests.js';
 import { waitForTurn } from './wait-deletes.js';
 import { MachineWatch } from './wait-watch.js';
 
@@ -99,9 +94,9 @@ export async function campaign(
     value,
     [],
     signal,
-    async ({ lease, prefix, key, txn, rev }) => {
+    async ({ lease, prefix, key, txn, rev, existing }) => {
       const leader: LeaderKey = { name, key, rev, lease };
-      if (!txn.succeeded && !sameValue(txn.responses[0], value)) {
+      if (existing !== undefined && !bytesEqual(existing.kv.value, value)) {
         await proclaim(backend, leader, value, signal);
       }
       const outcome = await waitForTurn(backend, prefix, key, rev, signal);
@@ -112,16 +107,15 @@ export async function campaign(
   );
 }
 
-/** Whether the existing key a campaign txn read back already holds `value`. */
-function sameValue(op: ResponseOp | undefined, value: Uint8Array): boolean {
-  const kv = rangeResultOf(op)[0];
-  return kv !== undefined && bytesEqual(kv.value, value);
-}
-
 /** Why a queued candidate's key is gone; see campaign(). */
 function lostCandidacy(backend: KvBackend, lease: LeaseId): EtcdError {
   const leaseAlive = backend.machine.leaseInfo(lease) !== undefined;
   return leaseAlive ? ERR_ELECTION_NOT_LEADER : ERR_LEASE_NOT_FOUND;
+}
+
+/** The leader key's incarnation, which Proclaim and Resign are fenced on. */
+function fenceOf(leader: LeaderKey): { readonly key: Uint8Array; readonly token: bigint } {
+  return { key: leader.key, token: BigInt(leader.rev) };
 }
 
 /**
@@ -138,11 +132,7 @@ export async function proclaim(
   const lease = await sessionLease(backend, leader.lease, signal);
   const txn = await proposeTxn(
     backend,
-    {
-      compare: [createRevisionIs(leader.key, leader.rev)],
-      success: [putOp(leader.key, value, lease)],
-      failure: [],
-    },
+    toTxnRequest(fencedPut(fenceOf(leader), value, lease)),
     signal,
   );
   if (!txn.succeeded) throw new ApiError(ERR_ELECTION_NOT_LEADER);
@@ -159,15 +149,7 @@ export async function resign(
   leader: LeaderKey,
   signal: AbortSignal,
 ): Promise<ResponseHeader> {
-  const txn = await proposeTxn(
-    backend,
-    {
-      compare: [createRevisionIs(leader.key, leader.rev)],
-      success: [deleteOp(leader.key)],
-      failure: [],
-    },
-    signal,
-  );
+  const txn = await proposeTxn(backend, toTxnRequest(fencedDelete(fenceOf(leader))), signal);
   return txn.header;
 }
 
@@ -178,7 +160,7 @@ export async function currentLeader(
   signal: AbortSignal,
 ): Promise<{ readonly header: ResponseHeader; readonly kv: KeyValue }> {
   await backend.readBarrier(signal);
-  const r = rangeNow(backend, firstCreated(queuePrefix(name)));
+  const r = rangeNow(backend, toRangeRequest(ownerRange(queuePrefix(name))));
   const kv = r.kvs[0];
   if (kv === undefined) throw new ApiError(ERR_ELECTION_NO_LEADER);
   return { header: r.header, kv };
@@ -210,7 +192,7 @@ export async function observeLeader(
   const prefix = queuePrefix(name);
   for (;;) {
     await backend.readBarrier(signal);
-    const r = rangeNow(backend, firstCreated(prefix));
+    const r = rangeNow(backend, toRangeRequest(ownerRange(prefix)));
     const leader = r.kvs[0];
     if (leader === undefined) {
       const watch = MachineWatch.open(backend.machine, [

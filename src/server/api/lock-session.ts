@@ -2,20 +2,20 @@
 // caller's lease (etcd server/etcdserver/api/v3lock/lock.go, v3election/election.go), done
 // directly against the node: the lease to queue under, the writes and the linearizable reads of
 // the recipes, and cleanup that never throws.
+import { enqueued, type Enqueued } from '../../core/queue/decisions.js';
+import { queuePrefix, waiterKey } from '../../core/queue/layout.js';
+import { enqueueTxn, fencedDelete, type QueueOp } from '../../core/queue/requests.js';
 import { ERR_CANCELED } from '../../core/state/etcd-errors.js';
 import type {
   DeleteRangeResponse,
-  KeyValue,
   LeaseId,
   RangeRequest,
   RangeResponse,
-  RequestOp,
-  ResponseOp,
   TxnRequest,
   TxnResponse,
 } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
-import { createRevisionIs, deleteOp, getOp, putOp, queuePrefix, waiterKey } from './lock-keys.js';
+import { queueKv, rangeResultOf, toTxnRequest, type ServerQueueKv } from './queue-requests.js';
 import { expectResult, expectValue } from './results.js';
 import { ApiError, statusOf } from './status.js';
 
@@ -73,20 +73,6 @@ export async function proposeDelete(
   return expectResult(r, 'deleteRange').response;
 }
 
-/** The kvs of a txn's range response (an op the recipe itself put there). */
-export function rangeResultOf(op: ResponseOp | undefined): readonly KeyValue[] {
-  if (op?.type !== 'range') throw new Error('lock: txn response without its range');
-  return op.response.kvs;
-}
-
-/** The create revision of the key a txn's failure branch read: the key exists, or it would
- * not have failed `CreateRevision(key) == 0`. */
-export function createRevisionOf(op: ResponseOp | undefined): number {
-  const kv = rangeResultOf(op)[0];
-  if (kv === undefined) throw new Error('lock: existing key not read back');
-  return kv.createRevision;
-}
-
 /**
  * A read of the applied state as it is now, with no barrier: call it right after
  * `readBarrier` (for a linearizable read) and in the same synchronous stretch as anything that
@@ -105,11 +91,7 @@ export function rangeNow(backend: KvBackend, request: RangeRequest): RangeRespon
  */
 export async function withdraw(backend: KvBackend, key: Uint8Array, rev: number): Promise<void> {
   try {
-    await proposeTxn(backend, {
-      compare: [createRevisionIs(key, rev)],
-      success: [deleteOp(key)],
-      failure: [],
-    });
+    await proposeTxn(backend, toTxnRequest(fencedDelete({ key, token: BigInt(rev) })));
   } catch {
     // See above: best effort by design.
   }
@@ -123,21 +105,24 @@ export interface QueuedWaiter {
   readonly txn: TxnResponse;
   /** The key's create revision: this txn's revision, or the existing key's. */
   readonly rev: number;
+  /** The key as it was, if an earlier call with this lease had queued it. */
+  readonly existing: ServerQueueKv | undefined;
 }
 
 /**
  * The queueing step of Lock and Campaign (Mutex.tryAcquire and Election.Campaign in etcd
  * client/v3/concurrency): one Txn that puts the waiter key `name/<lease hex>` if it does not
  * exist, else reads it back, each branch followed by `extra` (whose responses follow the key's
- * own). Then `wait(q)` runs; if it fails and this call created the key, the key is withdrawn
- * (#21128) before the error goes on.
+ * own; src/core/queue/requests.ts enqueueTxn). A key found on another lease is reused, as etcd's
+ * Mutex.tryAcquire reuses it without looking. Then `wait(q)` runs; if it fails and this call
+ * created the key, the key is withdrawn (#21128) before the error goes on.
  */
 export async function queueWaiter<T>(
   backend: KvBackend,
   name: Uint8Array,
   requestedLease: LeaseId,
   value: Uint8Array,
-  extra: readonly RequestOp[],
+  extra: readonly QueueOp[],
   signal: AbortSignal,
   wait: (q: QueuedWaiter) => Promise<T>,
 ): Promise<T> {
@@ -146,17 +131,26 @@ export async function queueWaiter<T>(
   const prefix = queuePrefix(name);
   const key = waiterKey(prefix, lease);
   // Without the signal: once proposed, the outcome must be known so the key can be withdrawn.
-  const txn = await proposeTxn(backend, {
-    compare: [createRevisionIs(key, 0)],
-    success: [putOp(key, value, lease), ...extra],
-    failure: [getOp({ key }), ...extra],
-  });
-  const rev = txn.succeeded ? txn.header.revision : createRevisionOf(txn.responses[0]);
+  const txn = await proposeTxn(backend, toTxnRequest(enqueueTxn(key, value, lease, extra)));
+  const q = enqueuedBy(lease, txn);
+  const rev = Number(q.token);
+  const existing = q.type === 'found' ? q.kv : undefined;
   try {
     throwIfAborted(signal);
-    return await wait({ lease, prefix, key, txn, rev });
+    return await wait({ lease, prefix, key, txn, rev, existing });
   } catch (e) {
     if (txn.succeeded) await withdraw(backend, key, rev);
     throw e;
   }
+}
+
+/** What the enqueue txn did: created the key, or found it (its failure branch read it back). */
+function enqueuedBy(
+  lease: LeaseId,
+  txn: TxnResponse,
+): Exclude<Enqueued<ServerQueueKv>, { type: 'vanished' }> {
+  const existing = txn.succeeded ? undefined : queueKv(rangeResultOf(txn.responses[0])[0]);
+  const q = enqueued(lease, txn.succeeded, BigInt(txn.header.revision), existing);
+  if (q.type === 'vanished') throw new Error('lock: existing key not read back');
+  return q;
 }

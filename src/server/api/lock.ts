@@ -14,14 +14,11 @@ import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallInfo, ServiceHandlers } from './convert.js';
 import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
 import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
-import { createdAtOrBefore, deleteOp, firstCreated, getOp, queuePrefix } from './lock-keys.js';
-import {
-  proposeDelete,
-  proposeTxn,
-  rangeResultOf,
-  queueWaiter,
-  throwIfAborted,
-} from './lock-session.js';
+import { ownsQueue } from '../../core/queue/decisions.js';
+import { queuePrefix } from '../../core/queue/layout.js';
+import { getOp, ownerRange, unlockTxn } from '../../core/queue/requests.js';
+import { proposeDelete, proposeTxn, queueWaiter, throwIfAborted } from './lock-session.js';
+import { queueKv, rangeResultOf, toTxnRequest } from './queue-requests.js';
 import { ApiError } from './status.js';
 import { waitForTurn } from './wait-deletes.js';
 
@@ -54,7 +51,7 @@ export async function lockMutex(
   requestedLease: LeaseId,
   signal: AbortSignal,
 ): Promise<LockGranted> {
-  const owners = [getOp(firstCreated(queuePrefix(name)))];
+  const owners = [getOp(ownerRange(queuePrefix(name)))];
   return queueWaiter(
     backend,
     name,
@@ -63,8 +60,8 @@ export async function lockMutex(
     owners,
     signal,
     async ({ prefix, key, txn, rev }) => {
-      const owner = rangeResultOf(txn.responses[1])[0];
-      if (owner === undefined || owner.createRevision === rev) return { header: txn.header, key };
+      const owner = queueKv(rangeResultOf(txn.responses[1])[0]);
+      if (ownsQueue({ token: BigInt(rev) }, owner)) return { header: txn.header, key };
       const outcome = await waitForTurn(backend, prefix, key, rev, signal);
       if (outcome.type === 'lost') throw new ApiError(ERR_SESSION_EXPIRED);
       throwIfAborted(signal); // a client that left would never learn it holds the lock
@@ -102,12 +99,7 @@ export async function unlockMutex(
     await backend.readBarrier(signal);
     known = backend.machine.revision;
   } else known = await backend.knownCommittedRevision(signal);
-  // A missing key's create revision compares as 0: unlocking it succeeds and deletes nothing.
-  const txn = await proposeTxn(
-    backend,
-    { compare: [createdAtOrBefore(key, known)], success: [deleteOp(key)], failure: [] },
-    signal,
-  );
+  const txn = await proposeTxn(backend, toTxnRequest(unlockTxn(key, BigInt(known))), signal);
   if (!txn.succeeded) throw new ApiError(ERR_UNLOCK_KEY_NEWER);
   return txn.header;
 }

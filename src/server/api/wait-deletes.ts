@@ -1,17 +1,14 @@
-// The queue wait of the Lock and Election services: etcd's `waitDeletes` (etcd
-// client/v3/concurrency/key.go), which waits only for the immediate predecessor so that a
-// release wakes exactly one waiter (no thundering herd), with the checks that etcd's version
-// lacks:
-//  - the waiter's own key is watched too, so a waiter whose lease expires (or whose key is
-//    deleted) while it is queued learns it at once instead of when its predecessor goes (#19597;
-//    etcd's Mutex.Lock carries a TODO for this "early termination");
-//  - the turn is declared from one read that sees, at one revision, both that no older key is
-//    left and that the waiter's own key is still the one it queued with, so a Campaign or Lock
-//    never succeeds without a key and a lease (#19597's phantom leadership, #11456).
+// The queue wait of the Lock and Election services: the one wait loop (src/core/queue/turn.ts,
+// etcd's `waitDeletes` with the own key read and watched too) driven against this member's
+// applied state. Each read is linearizable (a read barrier, then the machine's state at one
+// revision), and each watch is opened in the same synchronous stretch as the read it follows, so
+// nothing applied in between is missed.
+import { assert } from '../../core/base/assert.js';
+import { awaitTurn } from '../../core/queue/turn.js';
 import type { ResponseHeader } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
-import { lastCreatedAtOrBelow } from './lock-keys.js';
 import { rangeNow } from './lock-session.js';
+import { queueKv, toRangeRequest, type ServerQueueKv } from './queue-requests.js';
 import { MachineWatch } from './wait-watch.js';
 
 export type TurnOutcome =
@@ -21,12 +18,8 @@ export type TurnOutcome =
   | { readonly type: 'lost' };
 
 /**
- * Wait until `ownKey`, created at `myRev`, is the oldest key under `prefix`. Each pass reads
- * linearizably, then watches the predecessor's and the own key's deletion from the next
- * revision, in the same synchronous stretch as the read so that nothing applied in between is
- * missed. The passes are bounded: later keys get larger create revisions, so the set of keys
- * older than `myRev` only shrinks, and each pass ends when one of them (or the own key) goes.
- * Rejects with the abort error when `signal` aborts; every watch is closed on every path.
+ * Wait until `ownKey`, created at `myRev`, is the oldest key under `prefix`. Rejects with the
+ * abort error when `signal` aborts; every watch is closed on every path.
  */
 export async function waitForTurn(
   backend: KvBackend,
@@ -35,17 +28,38 @@ export async function waitForTurn(
   myRev: number,
   signal: AbortSignal,
 ): Promise<TurnOutcome> {
-  for (;;) {
-    await backend.readBarrier(signal);
-    const own = rangeNow(backend, { key: ownKey }).kvs[0];
-    if (own?.createRevision !== myRev) return { type: 'lost' };
-    const older = rangeNow(backend, lastCreatedAtOrBelow(prefix, myRev - 1));
-    const predecessor = older.kvs[0];
-    if (predecessor === undefined) return { type: 'turn', header: older.header };
-    const watch = MachineWatch.open(backend.machine, [
-      { key: predecessor.key, filters: ['NOPUT'] },
-      { key: ownKey, filters: ['NOPUT'] },
-    ]);
+  const turn = awaitTurn<ServerQueueKv>({ key: ownKey, token: BigInt(myRev) }, prefix, 'read');
+  /** The header of the last read: the turn's, once nothing older is left. */
+  let header: ResponseHeader | undefined;
+  for (let step = turn.next(); ;) {
+    if (step.done) {
+      if (step.value.type === 'lost') return { type: 'lost' };
+      assert(header !== undefined, 'wait: a turn without a read');
+      return { type: 'turn', header };
+    }
+    const req = step.value;
+    if (req.type === 'read') {
+      await backend.readBarrier(signal);
+      const own = req.own === undefined ? undefined : rangeNow(backend, toRangeRequest(req.own));
+      const older = rangeNow(backend, toRangeRequest(req.predecessor));
+      header = older.header;
+      step = turn.next({
+        type: 'read',
+        revision: BigInt(older.header.revision),
+        own: queueKv(own?.kvs[0]),
+        predecessor: queueKv(older.kvs[0]),
+      });
+      continue;
+    }
+    // Still the read's synchronous stretch: the watch starts right after the revision it saw.
+    assert(
+      req.fromRevision === BigInt(backend.machine.revision + 1),
+      'wait: the watch must start right after the read',
+    );
+    const watch = MachineWatch.open(
+      backend.machine,
+      req.keys.map((key) => ({ key, filters: ['NOPUT'] })),
+    );
     try {
       // Any answer (a deletion of either key, or a watcher cancelled by compaction) leads to
       // the same next step: read again. That read tells which it was.
@@ -53,5 +67,6 @@ export async function waitForTurn(
     } finally {
       watch.close();
     }
+    step = turn.next({ type: 'woken' });
   }
 }
