@@ -20,6 +20,10 @@ import { sleep } from './call-options.js';
 import type { Client } from './client.js';
 import { toBuffer, type Bytes, type KeyValue } from './codec.js';
 import { ClientClosedError, CompactedError } from './errors.js';
+import { contend, type Contention } from './recipe-contend.js';
+import { RecipeError, type RecipeTrace } from './recipe-errors.js';
+import type { KeyGuard } from './recipe-guard.js';
+import { QueueHolder, endTimeoutMsDefault } from './recipe-holder.js';
 import {
   decodeHandOffHint,
   handOffHintKey,
@@ -28,26 +32,8 @@ import {
   mustYield,
   queuePrefix,
 } from './recipe-keys.js';
-import {
-  KeyGuard,
-  RecipeError,
-  WaitScope,
-  cleanup,
-  cleanupUnknown,
-  enqueue,
-  expirySignal,
-  fencedDelete,
-  fencedPut,
-  register,
-  unregister,
-  untilValid,
-  verifyHead,
-  waitTurn,
-  type Entry,
-  type QueueContext,
-  type RecipeTrace,
-} from './recipe-queue.js';
-import { linkAbort, liveSignal, rawAborted } from './recipe-signal.js';
+import { fencedPut, type Entry, type QueueContext } from './recipe-queue.js';
+import { linkAbort } from './recipe-signal.js';
 import type { Session } from './session.js';
 import { compare, op, type Compare } from './txn.js';
 import './dispose.js';
@@ -89,8 +75,6 @@ export interface ObserveOptions {
 }
 
 // Named limits.
-/** Bound on resign, in ms, unless the caller gives timeoutMs. */
-const resignTimeoutMsDefault = 5_000;
 /** States an observer buffers for a consumer that does not keep up; the oldest are dropped. */
 const observedStatesBufferedMax = 64;
 /** Pause before an observer re-reads after a failed watch, in ms. */
@@ -133,73 +117,47 @@ export class Election {
       trace: this.#trace,
     };
     const val = toBuffer(value);
-    register(session, this.name);
-    const scope = new WaitScope(options, `campaign ${this.name}`);
-    const expiry = expirySignal(session);
-    scope.link(expiry.signal);
-    let entry: Entry | undefined;
-    let guard: KeyGuard | undefined;
+    const c: Contention<Leadership> = {
+      label: `campaign ${this.name}`,
+      while: 'campaigning',
+      value: val,
+      found: async (entry, existing, signal) => {
+        if (!existing.equals(val)) await this.#put(ctx, entry, val, signal);
+      },
+      grant: (entry, guard) => new Leadership(ctx, entry, val, guard),
+    };
+    const l = await contend(ctx, options, this.#handOff ? this.#honouringHints(ctx, val, c) : c);
+    return l as Leadership;
+  }
+
+  /** The hand-off hint's part of a campaign (leader-elector.ts documents the protocol). */
+  #honouringHints(
+    ctx: QueueContext,
+    val: Buffer,
+    c: Contention<Leadership>,
+  ): Contention<Leadership> {
     const yieldedTo = new Set<bigint>();
-    try {
-      session.assertValid();
-      const q = await enqueue(ctx, val, scope.signal);
-      entry = q.entry;
-      if (q.existingValue !== undefined && !q.existingValue.equals(val)) {
-        await this.#put(ctx, entry, val, scope.signal);
-      }
-      guard = new KeyGuard(ctx, entry);
-      scope.link(guard.signal);
-      for (;;) {
-        await waitTurn(ctx, entry, scope.signal);
-        let hintRev: bigint | undefined;
-        if (this.#handOff) {
-          const h = await this.#hint(ctx, scope.signal);
-          // waitTurn returns when the key just ahead goes; only the first contender may yield.
-          const mine = entry.token;
-          if (h.contenders.some((kv) => kv.createRevision < mine)) continue;
-          if (mustYield(val.toString(), h.hint, h.contenders, yieldedTo) && h.hint !== undefined) {
-            ctx.trace?.({ type: 'yield', key: entry.key, token: entry.token, to: h.hint.hint.to });
-            yieldedTo.add(h.hint.modRevision);
-            await guard.close();
-            await fencedDelete(ctx, entry, [], { signal: scope.signal });
-            entry = undefined; // until the new key is known (cleanupUnknown covers the gap)
-            entry = (await enqueue(ctx, val, scope.signal)).entry;
-            guard = new KeyGuard(ctx, entry);
-            scope.link(guard.signal);
-            continue;
-          }
-          if (h.hint?.hint.to === val.toString()) hintRev = h.hint.modRevision;
+    /** The mod revision of the hint naming this campaigner, seen in the current pass. */
+    let hintRev: bigint | undefined;
+    return {
+      ...c,
+      waited: async (entry, signal) => {
+        hintRev = undefined;
+        const h = await this.#hint(ctx, signal);
+        // waitTurn returns when the key just ahead goes; only the first contender may yield.
+        const mine = entry.token;
+        if (h.contenders.some((kv) => kv.createRevision < mine)) return 'wait-again';
+        if (mustYield(val.toString(), h.hint, h.contenders, yieldedTo) && h.hint !== undefined) {
+          ctx.trace?.({ type: 'yield', key: entry.key, token: entry.token, to: h.hint.hint.to });
+          yieldedTo.add(h.hint.modRevision);
+          return 'step-back';
         }
-        const head = await verifyHead(ctx, entry, scope.signal);
-        if (head === 'not-head') continue;
-        if (head === 'lost') {
-          throw new RecipeError('KEY_DELETED', `${entry.key}: own key gone while campaigning`);
-        }
-        if (!session.valid()) {
-          await untilValid(session, scope.signal);
-          continue;
-        }
-        if (hintRev !== undefined) {
-          // Clear the hint, then check everything again: no await may stand between the last
-          // checks (head, session valid) and the return.
-          await this.#clearHint(hintRev);
-          continue;
-        }
-        ctx.trace?.({ type: 'granted', key: entry.key, token: entry.token });
-        const l = new Leadership(ctx, entry, val, guard);
-        guard = undefined;
-        return l;
-      }
-    } catch (e) {
-      await guard?.close();
-      if (entry !== undefined) await cleanup(ctx, entry);
-      else await cleanupUnknown(ctx);
-      unregister(session, this.name);
-      throw scope.signal.aborted ? scope.signal.reason : e;
-    } finally {
-      scope.dispose();
-      expiry.dispose();
-    }
+        if (h.hint?.hint.to === val.toString()) hintRev = h.hint.modRevision;
+        return 'go-on';
+      },
+      // Clear the hint, then check everything again.
+      claiming: () => (hintRev === undefined ? undefined : this.#clearHint(hintRev)),
+    };
   }
 
   /** Campaign, run `fn` as leader, and resign once it has settled. */
@@ -272,46 +230,22 @@ export class Election {
       .txn()
       .if(compare.modRevision(key, '=', modRevision))
       .then(op.delete(key))
-      .commit({ timeoutMs: resignTimeoutMsDefault })
+      .commit({ timeoutMs: endTimeoutMsDefault })
       .catch(() => undefined);
   }
 }
 
 /** A won election. Resign it (or `await using` it); its signal tells when it is no longer safe. */
-export class Leadership implements AsyncDisposable {
-  readonly name: string;
-  readonly key: string;
-  /** The fencing token of this term: the leader key's create revision. */
-  readonly token: bigint;
-  readonly leaseId: bigint;
-  /** Aborts at session jeopardy, own-key loss or resign; `aborted` is computed when read. */
-  readonly signal: AbortSignal;
-  readonly #ctx: QueueContext;
-  readonly #entry: Entry;
-  readonly #guard: KeyGuard;
-  readonly #controller = new AbortController();
-  readonly #unlink: Array<() => void>;
+export class Leadership extends QueueHolder {
   #value: Buffer;
-  #resigning: Promise<boolean> | undefined;
 
   constructor(ctx: QueueContext, entry: Entry, value: Buffer, guard: KeyGuard) {
-    this.name = entry.name;
-    this.key = entry.key;
-    this.token = entry.token;
-    this.leaseId = entry.leaseId;
-    this.#ctx = ctx;
-    this.#entry = entry;
-    this.#guard = guard;
+    super(ctx, entry, guard);
     this.#value = value;
-    this.#unlink = [
-      linkAbort(ctx.session.activeSignal(), this.#controller),
-      linkAbort(guard.signal, this.#controller),
-    ];
-    this.signal = liveSignal(this.#controller, ctx.session);
   }
 
   get session(): Session {
-    return this.#ctx.session;
+    return this.ctx.session;
   }
 
   /** The latest value this leader proclaimed. */
@@ -319,20 +253,14 @@ export class Leadership implements AsyncDisposable {
     return this.#value;
   }
 
-  /** True while certainly leader: not aborted and the session valid, checked now. */
-  valid(): boolean {
-    return this.#ctx.session.valid() && !rawAborted(this.signal);
-  }
-
   /** Throws unless leading with more than `minRemainingMs` of certain lease left. */
   assertLeader(minRemainingMs = 0): void {
-    this.signal.throwIfAborted();
-    this.#ctx.session.assertValid(minRemainingMs);
+    this.assertHolding(minRemainingMs);
   }
 
   /** A Txn compare that holds only while this term's key is the leader key. */
   isLeader(): Compare {
-    return compare.createRevision(this.key, '=', this.token);
+    return this.ownsKey();
   }
 
   /**
@@ -340,9 +268,9 @@ export class Leadership implements AsyncDisposable {
    * key is gone or belongs to another term.
    */
   async proclaim(value: Bytes, options: CallOptions = {}): Promise<void> {
-    if (this.#resigning !== undefined) throw new RecipeError('RESIGNED', `${this.key}: resigned`);
+    if (this.ending) throw new RecipeError('RESIGNED', `${this.key}: resigned`);
     const val = toBuffer(value);
-    if (!(await fencedPut(this.#ctx, this.#entry, val, options)))
+    if (!(await this.putFenced(val, options)))
       throw new RecipeError('NOT_LEADER', `${this.key}: no longer leader`);
     this.#value = val;
   }
@@ -352,35 +280,16 @@ export class Leadership implements AsyncDisposable {
    * True if this call deleted it, false if it was already gone. Idempotent.
    */
   resign(options: CallOptions = {}): Promise<boolean> {
-    this.#resigning ??= this.#resign(options);
-    return this.#resigning;
-  }
-
-  async #resign(options: CallOptions): Promise<boolean> {
-    this.#controller.abort(new RecipeError('RESIGNED', `${this.key}: resigned`));
-    for (const f of this.#unlink) f();
-    await this.#guard.close();
-    try {
-      const deleted = await fencedDelete(this.#ctx, this.#entry, [], {
-        ...options,
-        timeoutMs: options.timeoutMs ?? resignTimeoutMsDefault,
-      });
-      this.#ctx.trace?.({ type: 'released', key: this.key, token: this.token, deleted });
-      unregister(this.#ctx.session, this.name);
-      return deleted;
-    } catch (e) {
-      this.#resigning = undefined;
-      throw e;
-    }
+    return this.end(new RecipeError('RESIGNED', `${this.key}: resigned`), [], options);
   }
 
   /** Abort the signal without touching the key (for a hand-off that writes its hint first). */
   abort(reason: RecipeError): void {
-    this.#controller.abort(reason);
+    this.abortHold(reason);
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.resign().catch(() => false);
+  protected endHold(): Promise<boolean> {
+    return this.resign();
   }
 }
 

@@ -87,7 +87,7 @@ export {
   type RecipeErrorCode,
   type RecipeTrace,
   type RecipeTraceEvent,
-} from './recipe-queue.js';
+} from './recipe-errors.js';
 export {
   contenderKey,
   queuePrefix,

@@ -40,7 +40,7 @@ import { sleep, type CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import { Election, type LeaderInfo, type Leadership, type LeaderObserver } from './election.js';
 import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
-import { RecipeError, type RecipeTrace } from './recipe-queue.js';
+import { RecipeError, type RecipeTrace } from './recipe-errors.js';
 import { linkAbort } from './recipe-signal.js';
 import type { Session, SessionOptions } from './session.js';
 import { op } from './txn.js';

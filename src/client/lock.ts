@@ -23,28 +23,14 @@
 import type { CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import { sleep } from './call-options.js';
-import { lockDelayMsFor, releaseMarkerKey, type PredecessorGone } from './recipe-keys.js';
-import {
-  KeyGuard,
-  WaitScope,
-  cleanup,
-  cleanupUnknown,
-  enqueue,
-  expirySignal,
-  fencedDelete,
-  register,
-  unregister,
-  untilValid,
-  verifyHead,
-  waitTurn,
-  RecipeError,
-  type Entry,
-  type QueueContext,
-  type RecipeTrace,
-} from './recipe-queue.js';
-import { linkAbort, liveSignal, rawAborted } from './recipe-signal.js';
+import { contend, type Contention } from './recipe-contend.js';
+import { RecipeError, type RecipeTrace } from './recipe-errors.js';
+import type { KeyGuard } from './recipe-guard.js';
+import { QueueHolder } from './recipe-holder.js';
+import { lockDelayMsFor, releaseMarkerKey } from './recipe-keys.js';
+import type { Entry, QueueContext } from './recipe-queue.js';
 import type { Session } from './session.js';
-import { compare, op, type Compare, type Op } from './txn.js';
+import type { Compare } from './txn.js';
 import './dispose.js';
 
 export interface LockOptions {
@@ -75,9 +61,6 @@ export interface LockContext {
   readonly token: bigint;
   readonly grant: LockGrant;
 }
-
-/** Bound on a release, in ms, unless the caller gives timeoutMs. */
-const releaseTimeoutMsDefault = 5_000;
 
 export class Lock {
   readonly name: string;
@@ -130,129 +113,54 @@ export class Lock {
     return result;
   }
 
-  async #acquire(options: CallOptions, tryOnce: boolean): Promise<LockGrant | undefined> {
+  #acquire(options: CallOptions, once: boolean): Promise<LockGrant | undefined> {
     const ctx = this.#ctx;
-    const { session } = ctx;
-    register(session, this.name);
-    const scope = new WaitScope(options, `lock ${this.name}`);
-    const expiry = expirySignal(session);
-    scope.link(expiry.signal);
-    let entry: Entry | undefined;
-    let guard: KeyGuard | undefined;
-    /** The latest deletion that let this waiter move up (for lock-delay). */
-    let lastGone: PredecessorGone | undefined;
-    try {
-      session.assertValid();
-      entry = (await enqueue(ctx, Buffer.alloc(0), scope.signal)).entry;
-      guard = new KeyGuard(ctx, entry);
-      scope.link(guard.signal);
-      for (;;) {
-        if (tryOnce) {
-          if ((await verifyHead(ctx, entry, scope.signal)) !== 'head' || !session.valid()) {
-            await guard.close();
-            await cleanup(ctx, entry);
-            unregister(session, this.name);
-            return undefined;
-          }
-        } else {
-          const gone = await waitTurn(ctx, entry, scope.signal);
-          if (gone !== undefined) lastGone = gone;
-          const head = await verifyHead(ctx, entry, scope.signal);
-          if (head === 'not-head') continue;
-          if (head === 'lost') {
-            throw new RecipeError('KEY_DELETED', `${entry.key}: own key gone while waiting`);
-          }
-          // Lock-delay counts from the deletion of the last key ahead of us (the holder's, or
-          // whoever went last), known only once nothing older is left: then sleep and check again.
-          if (this.#lockDelayMs > 0 && lastGone !== undefined) {
-            const marker = await ctx.client.kv.get(releaseMarkerKey(this.name), {
-              signal: scope.signal,
-            });
-            const ms = lockDelayMsFor(this.#lockDelayMs, lastGone, marker);
-            lastGone = undefined;
-            if (ms > 0) {
-              ctx.trace?.({ type: 'lock-delay', key: entry.key, token: entry.token, ms });
-              await sleep(ms, scope.signal);
-              continue;
-            }
-          }
-        }
-        // The server says we hold it; claim it only while the session is valid at this moment.
-        if (!session.valid()) {
-          await untilValid(session, scope.signal);
-          continue; // re-verify: the key may have gone while the session was in jeopardy
-        }
-        ctx.trace?.({ type: 'granted', key: entry.key, token: entry.token });
-        const grant = new LockGrant(ctx, entry, guard, this.#releaseMarker);
-        guard = undefined;
-        return grant;
-      }
-    } catch (e) {
-      await guard?.close();
-      if (entry !== undefined) await cleanup(ctx, entry);
-      else await cleanupUnknown(ctx);
-      unregister(session, this.name);
-      throw scope.signal.aborted ? scope.signal.reason : e;
-    } finally {
-      scope.dispose();
-      expiry.dispose();
-    }
+    const c: Contention<LockGrant> = {
+      label: `lock ${this.name}`,
+      while: 'waiting',
+      value: Buffer.alloc(0),
+      once,
+      grant: (entry, guard) => new LockGrant(ctx, entry, guard, this.#releaseMarker),
+    };
+    if (this.#lockDelayMs === 0) return contend(ctx, options, c);
+    // Lock-delay counts from the deletion of the last key ahead of us (the holder's, or whoever
+    // went last), known only once nothing older is left: then sleep and check again.
+    return contend(ctx, options, {
+      ...c,
+      atHead: async (entry, gone, signal) => {
+        const marker = await ctx.client.kv.get(releaseMarkerKey(this.name), { signal });
+        const ms = lockDelayMsFor(this.#lockDelayMs, gone, marker);
+        if (ms === 0) return 'go-on';
+        ctx.trace?.({ type: 'lock-delay', key: entry.key, token: entry.token, ms });
+        await sleep(ms, signal);
+        return 'wait-again';
+      },
+    });
   }
 }
 
 /** A held lock. Release it (or `await using` it); its signal tells when it is no longer safe. */
-export class LockGrant implements AsyncDisposable {
-  readonly name: string;
-  /** The lock key, `name/<lease hex>`. */
-  readonly key: string;
-  /** The fencing token: the key's create revision. */
-  readonly token: bigint;
-  readonly leaseId: bigint;
-  /** Aborts at session jeopardy, own-key loss or release; `aborted` is computed when read. */
-  readonly signal: AbortSignal;
-  readonly #ctx: QueueContext;
-  readonly #entry: Entry;
-  readonly #guard: KeyGuard;
-  readonly #controller = new AbortController();
-  readonly #unlink: Array<() => void>;
+export class LockGrant extends QueueHolder {
   readonly #releaseMarker: boolean;
-  #releasing: Promise<boolean> | undefined;
 
   constructor(ctx: QueueContext, entry: Entry, guard: KeyGuard, releaseMarker: boolean) {
-    this.name = entry.name;
-    this.key = entry.key;
-    this.token = entry.token;
-    this.leaseId = entry.leaseId;
-    this.#ctx = ctx;
-    this.#entry = entry;
-    this.#guard = guard;
+    super(ctx, entry, guard);
     this.#releaseMarker = releaseMarker;
-    this.#unlink = [
-      linkAbort(ctx.session.activeSignal(), this.#controller),
-      linkAbort(guard.signal, this.#controller),
-    ];
-    this.signal = liveSignal(this.#controller, ctx.session);
-  }
-
-  /** True while the lock is certainly held: not aborted and the session valid, checked now. */
-  valid(): boolean {
-    return this.#ctx.session.valid() && !rawAborted(this.signal);
   }
 
   /** Milliseconds of certain lease left while held; 0 when not valid. */
   remainingMs(): number {
-    return this.valid() ? this.#ctx.session.remainingMs() : 0;
+    return this.valid() ? this.ctx.session.remainingMs() : 0;
   }
 
   /** Throws unless held with more than `minRemainingMs` of certain lease left. */
   assertHeld(minRemainingMs = 0): void {
-    this.signal.throwIfAborted();
-    this.#ctx.session.assertValid(minRemainingMs);
+    this.assertHolding(minRemainingMs);
   }
 
   /** A Txn compare that holds only while this grant's key is the lock key (Go's IsOwner()). */
   isOwner(): Compare {
-    return compare.createRevision(this.key, '=', this.token);
+    return this.ownsKey();
   }
 
   /**
@@ -261,32 +169,19 @@ export class LockGrant implements AsyncDisposable {
    * (expired, revoked, or deleted by an earlier attempt whose answer was lost). Idempotent.
    */
   release(options: CallOptions = {}): Promise<boolean> {
-    this.#releasing ??= this.#release(options);
-    return this.#releasing;
-  }
-
-  async #release(options: CallOptions): Promise<boolean> {
-    this.#controller.abort(new RecipeError('RELEASED', `${this.key}: released`));
-    for (const f of this.#unlink) f();
-    await this.#guard.close();
-    const extra: Op[] = this.#releaseMarker
-      ? [op.put(releaseMarkerKey(this.name), this.token.toString())]
+    const marker = this.#releaseMarker
+      ? [
+          {
+            type: 'put' as const,
+            key: Buffer.from(releaseMarkerKey(this.name)),
+            value: Buffer.from(this.token.toString()),
+          },
+        ]
       : [];
-    try {
-      const deleted = await fencedDelete(this.#ctx, this.#entry, extra, {
-        ...options,
-        timeoutMs: options.timeoutMs ?? releaseTimeoutMsDefault,
-      });
-      this.#ctx.trace?.({ type: 'released', key: this.key, token: this.token, deleted });
-      unregister(this.#ctx.session, this.name);
-      return deleted;
-    } catch (e) {
-      this.#releasing = undefined; // allow a retry
-      throw e;
-    }
+    return this.end(new RecipeError('RELEASED', `${this.key}: released`), marker, options);
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.release().catch(() => false);
+  protected endHold(): Promise<boolean> {
+    return this.release();
   }
 }

@@ -1,28 +1,36 @@
-// The pure parts of the lock and election recipes: key layout, fencing-token order, and the
-// decisions (lock-delay, hand-off yield, observed leader) as functions of data, so that they are
-// table- and property-tested beside the I/O.
+// The SDK's pure parts of the lock and election recipes: the queue's key layout for string names,
+// fencing-token order, and the SDK's own decisions (lock-delay, hand-off yield, observed leader)
+// as functions of data, so that they are table- and property-tested beside the I/O.
 //
-// Key layout (etcd's client/v3/concurrency, mutex.go and election.go): a lock or election
-// named `name` queues its contenders under the prefix `name + "/"`, each as the key
-// `name + "/" + lowercase-hex(leaseId)` attached to that lease — exactly what Go's
-// `concurrency.NewMutex`/`NewElection`, `etcdctl lock|elect` and the v3lock/v3election services
-// write, so all of them share one FIFO queue. Go formats the lease with `%x`: no padding, no `0x`.
+// Key layout: the one of etcd's client/v3/concurrency (src/core/queue/layout.ts, shared with the
+// server's v3lock/v3election services): contenders of `name` are `name + "/" + hex(leaseId)`,
+// so Go's concurrency.Mutex/Election, `etcdctl lock|elect` and the services share one FIFO queue.
+// Names are UTF-8, as every key the client sends.
 //
 // Our own bookkeeping keys (the clean-release marker and the hand-off hint) must lie OUTSIDE that
 // prefix, or every other client would take them for contenders; they are `name + suffix` with a
 // suffix that starts with a character other than "/".
+import * as layout from '../core/queue/layout.js';
 import type { KeyValue } from './codec.js';
+
+import type { PredecessorGone } from '../core/queue/turn.js';
+
+export type { PredecessorGone };
+
+function prefixBytes(name: string): Uint8Array {
+  if (name.length === 0) throw new RangeError('recipe: name must not be empty');
+  return layout.queuePrefix(Buffer.from(name));
+}
 
 /** The queue prefix of a lock or election: `name + "/"` (Go stores `pfx + "/"`). */
 export function queuePrefix(name: string): string {
-  if (name.length === 0) throw new RangeError('recipe: name must not be empty');
-  return `${name}/`;
+  return Buffer.from(prefixBytes(name)).toString();
 }
 
 /** A contender's key: `name/<lease id in lowercase hex>`, as etcd's Go recipes write it. */
 export function contenderKey(name: string, leaseId: bigint): string {
   if (leaseId <= 0n) throw new RangeError(`recipe: lease id must be > 0 (got ${leaseId})`);
-  return `${queuePrefix(name)}${leaseId.toString(16)}`;
+  return Buffer.from(layout.waiterKey(prefixBytes(name), leaseId)).toString();
 }
 
 /** The lease id encoded in a contender key, or undefined when the key is not one. */
@@ -56,14 +64,6 @@ export function handOffHintKey(name: string): string {
  * at least the largest it has seen (the fence's rule, src/core/base/fencing-rule.ts).
  */
 export { admits as tokenAdmits } from '../core/base/fencing-rule.js';
-
-/** What a waiter knows about the deletion that made it the head of the queue. */
-export interface PredecessorGone {
-  /** The deleted key's create revision (its holder's token). */
-  readonly token: bigint;
-  /** The revision of the delete. */
-  readonly deleteRevision: bigint;
-}
 
 /**
  * The lock-delay decision (Chubby §2.4, done client-side), from the marker read after the

@@ -1,0 +1,63 @@
+// What Lock, Election and LeaderElector report besides the client's own errors: RecipeError's
+// codes, and the trace events by which callers (and the tests) see queueing, waiting and holding.
+
+/** Why a holder's signal aborted or a recipe call failed, besides the session's own errors. */
+export type RecipeErrorCode =
+  /** The own key was deleted or replaced (lease revoked or expired, operator delete). */
+  | 'KEY_DELETED'
+  /** The holder released the lock. */
+  | 'RELEASED'
+  /** The leader resigned. */
+  | 'RESIGNED'
+  /** The leader handed leadership to a chosen successor. */
+  | 'HANDED_OFF'
+  /** The elector was stopped. */
+  | 'STOPPED'
+  /** Proclaim or a fenced write found that this contender no longer leads. */
+  | 'NOT_LEADER'
+  /** The same session already queues for (or holds) this name in this process. */
+  | 'ALREADY_QUEUED';
+
+export class RecipeError extends Error {
+  readonly code: RecipeErrorCode;
+  constructor(code: RecipeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RecipeError';
+    this.code = code;
+  }
+}
+
+/** Observability (queue, wait and hold events); also how the tests count wake-ups. */
+export type RecipeTraceEvent =
+  | { readonly type: 'queued'; readonly key: string; readonly token: bigint }
+  /** A read of the queue made while waiting (the first one, and one per wake-up). */
+  | { readonly type: 'read'; readonly key: string; readonly token: bigint }
+  | {
+      readonly type: 'watch-predecessor';
+      readonly key: string;
+      readonly token: bigint;
+      readonly predecessor: string;
+    }
+  | {
+      readonly type: 'wake';
+      readonly key: string;
+      readonly token: bigint;
+      readonly reason: 'predecessor-deleted' | 'compacted';
+    }
+  | {
+      readonly type: 'lock-delay';
+      readonly key: string;
+      readonly token: bigint;
+      readonly ms: number;
+    }
+  | { readonly type: 'yield'; readonly key: string; readonly token: bigint; readonly to: string }
+  | { readonly type: 'granted'; readonly key: string; readonly token: bigint }
+  | { readonly type: 'lost'; readonly key: string; readonly token: bigint; readonly why: string }
+  | {
+      readonly type: 'released';
+      readonly key: string;
+      readonly token: bigint;
+      readonly deleted: boolean;
+    };
+
+export type RecipeTrace = (event: RecipeTraceEvent) => void;
