@@ -19,6 +19,7 @@ export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
 
 /** RFC 9113 §7. */
 export const H2_NO_ERROR = 0x0;
+export const H2_PROTOCOL_ERROR = 0x1;
 export const H2_REFUSED_STREAM = 0x7;
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -49,8 +50,8 @@ export function goaway(lastStreamId: number, code: number): Buffer {
   return frame(FRAME.GOAWAY, 0, 0, p);
 }
 
-/** HEADERS and one DATA frame with END_STREAM: a whole unary gRPC request on `streamId`. */
-export function unaryRequest(streamId: number, path: string, message: Buffer): Buffer {
+/** The HEADERS frame that opens a gRPC call to `path` on `streamId` (no END_STREAM). */
+export function requestHeaders(streamId: number, path: string): Buffer {
   const block = encodeLiteralBlock([
     { name: ':method', value: 'POST' },
     { name: ':scheme', value: 'http' },
@@ -59,13 +60,20 @@ export function unaryRequest(streamId: number, path: string, message: Buffer): B
     { name: 'content-type', value: 'application/grpc' },
     { name: 'te', value: 'trailers' },
   ]);
+  return frame(FRAME.HEADERS, FLAG.END_HEADERS, streamId, block);
+}
+
+/** One gRPC message in one DATA frame; `end` half-closes the stream. */
+export function messageFrame(streamId: number, message: Buffer, end: boolean): Buffer {
   const body = Buffer.alloc(5 + message.length);
   body.writeUInt32BE(message.length, 1);
   message.copy(body, 5);
-  return Buffer.concat([
-    frame(FRAME.HEADERS, FLAG.END_HEADERS, streamId, block),
-    frame(FRAME.DATA, FLAG.END_STREAM, streamId, body),
-  ]);
+  return frame(FRAME.DATA, end ? FLAG.END_STREAM : 0, streamId, body);
+}
+
+/** HEADERS and one DATA frame with END_STREAM: a whole unary gRPC request on `streamId`. */
+export function unaryRequest(streamId: number, path: string, message: Buffer): Buffer {
+  return Buffer.concat([requestHeaders(streamId, path), messageFrame(streamId, message, true)]);
 }
 
 export class RawH2Client {
