@@ -1,5 +1,5 @@
 // Stream plumbing for the JSON gateway's bidi calls (the gRPC side reads HTTP/2 streams itself,
-// grpc-server.ts).
+// grpc-bidi.ts).
 
 /** A finished iterable of the given messages (a gateway stream's single request). */
 export function messagesFrom(messages: readonly unknown[]): AsyncIterable<unknown> {

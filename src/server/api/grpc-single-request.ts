@@ -1,0 +1,70 @@
+// Unary and server-streaming calls: exactly one request, complete at the client's half-close,
+// then the handler; a unary answer leaves with its status, a server stream's messages as the
+// handler sends them.
+import type { CallContext } from './grpc-call-context.js';
+import { GrpcStatus } from './grpc-codes.js';
+import type { Kind } from './grpc-methods.js';
+import { GrpcWireError } from './grpc-wire.js';
+
+export function serveSingleRequest(
+  ctx: CallContext,
+  kind: Exclude<Kind, { readonly kind: 'bidi' }>,
+): void {
+  const { stream, call, path, reader } = ctx;
+  const messages: Buffer[] = [];
+  let bytes = 0;
+  stream.on('data', (chunk: Buffer) => {
+    if (call.done) return;
+    try {
+      for (const m of reader.push(chunk)) {
+        messages.push(m);
+        bytes += m.length;
+      }
+    } catch (e) {
+      if (e instanceof GrpcWireError) call.finish({ code: e.code, details: e.message });
+      else throw e;
+      return;
+    }
+    // A second request is refused at once, not buffered until the client half-closes.
+    if (messages.length > 1) {
+      call.finish({
+        code: GrpcStatus.UNIMPLEMENTED,
+        details: 'Received a second request message for server streaming method',
+      });
+      messages.length = 0;
+    }
+  });
+  stream.once('end', () => {
+    if (call.done) return;
+    // A second message was refused as it arrived ('data' above).
+    if (messages.length === 0 || reader.partial) {
+      call.finish({ code: GrpcStatus.INTERNAL, details: 'Received no request message' });
+      return;
+    }
+    const d = ctx.decode(messages[0] as Buffer);
+    if (!d.ok) return;
+    const s = ctx.begin(bytes, kind.kind === 'serverStream');
+    if (s === undefined) return;
+    ctx.setScope(s);
+    if (kind.kind === 'unary') {
+      // One catch for the handler and for encoding its answer: a response that does not
+      // serialize is a handler bug, answered INTERNAL, never an unhandled rejection.
+      Promise.resolve()
+        .then(() => kind.handler(d.value, s.info))
+        .then((resp) => {
+          if (!call.done) call.reply(ctx.encode(resp));
+        })
+        .catch((e: unknown) => call.finish(ctx.failure(e)));
+      return;
+    }
+    const send = (resp: object): void => {
+      if (!s.info.signal.aborted) call.send(ctx.encode(resp));
+    };
+    Promise.resolve()
+      .then(() => kind.handler(d.value, s.info, send))
+      .then(
+        () => ctx.endStream(path, s),
+        (e: unknown) => ctx.endStream(path, s, { e }),
+      );
+  });
+}
