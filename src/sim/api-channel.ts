@@ -16,7 +16,7 @@ import type { Logger } from '../server/api/log.js';
 import { packageDefinition } from '../server/api/protos.js';
 import { grpcStatusOf } from '../server/api/status.js';
 import { AsyncQueue } from '../core/base/async-queue.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 
 /** How a call ended when it did not end with a response. */
 export type CallFailure =

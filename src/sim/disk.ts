@@ -5,7 +5,7 @@
 // OSDI 2014).
 import type { Prng } from '../core/base/prng.js';
 import type { Disk } from '../replica/io.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 
 interface SimFile {
   /** Durable content as chunks (concatenated only when read, to keep syncs O(1)). */

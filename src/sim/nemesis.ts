@@ -7,7 +7,7 @@ import { nodeId, type NodeId } from '../core/base/units.js';
 import type { ConfState } from '../core/raft/types.js';
 import { SNAP_FILE } from '../replica/wal.js';
 import type { DurableLogs } from './durable-logs.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import type { Invariants } from './invariants.js';
 import { planPartition } from './partition-shapes.js';
 import type { Fault, PartitionShape, Schedule, Starvation } from './schedule.js';

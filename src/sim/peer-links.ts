@@ -7,7 +7,7 @@
 // frame waiting on it is gone. A member that crashes loses every frame to and from it.
 import type { Prng } from '../core/base/prng.js';
 import type { NodeId } from '../core/base/units.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import type { LinkFaults, Partitions } from './network.js';
 import type { Stamp } from './sim-node.js';
 

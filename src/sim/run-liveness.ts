@@ -4,7 +4,7 @@
 import type { NodeId } from '../core/base/units.js';
 import type { Raft } from '../core/raft/raft.js';
 import { AvailabilityWatch } from './availability.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import { InvariantViolation } from './invariants.js';
 import { confKey, type Nemesis } from './nemesis.js';
 import type { SimCluster } from './sim-cluster.js';

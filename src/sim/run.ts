@@ -20,7 +20,7 @@ import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import { CorruptWalError, unsyncedEntriesFrom, WAL_FILE } from '../replica/wal.js';
 import { ApiChannel } from './api-channel.js';
 import { DurableLogs } from './durable-logs.js';
-import { EventQueue } from './events.js';
+import { EventQueue } from '../core/base/event-queue.js';
 import { EventReference } from './event-reference.js';
 import {
   Invariants,

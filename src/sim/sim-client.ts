@@ -5,7 +5,7 @@
 import type { Prng } from '../core/base/prng.js';
 import type { NodeId } from '../core/base/units.js';
 import type { ApiChannel, CallFailure } from './api-channel.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import { readVerdict, writeVerdict } from './outcome.js';
 
 /** Event tag of a client's own timers. */

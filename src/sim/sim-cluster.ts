@@ -17,7 +17,7 @@ import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
 import { MemberApi } from './api-channel.js';
 import { SimDisk } from './disk.js';
 import type { DurableLogs } from './durable-logs.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import type { EventReference } from './event-reference.js';
 import { InvariantViolation, type Invariants, type LogHolder } from './invariants.js';
 import type { KeyspaceCheck } from './keyspace-check.js';

@@ -4,7 +4,7 @@
 import type { Prng } from '../core/base/prng.js';
 import type { NodeId } from '../core/base/units.js';
 import { MESSAGE_TYPE_CODES, type Message } from '../core/raft/types.js';
-import type { EventQueue } from './events.js';
+import type { EventQueue } from '../core/base/event-queue.js';
 import type { Invariants } from './invariants.js';
 import { deliveryDelays, Partitions } from './network.js';
 import { PeerLinks } from './peer-links.js';

@@ -11,7 +11,7 @@
 
 import { assert, prng, type Prng } from '../../base/index.js';
 import type { DetectorSpec, SimNode } from './detectors.js';
-import { EventHeap, type HeapItem } from './heap.js';
+import { EventQueue } from '../../base/event-queue.js';
 import { Recorder, type RunMetrics } from './metrics.js';
 import { Network, type ChannelKind, type NetProfile } from './network.js';
 
@@ -123,7 +123,7 @@ interface Proc {
   readonly rate: number;
 }
 
-type EvBody = { readonly t: number } & (
+type Ev = { readonly t: number } & (
   | { readonly type: 'tick'; readonly slot: number; readonly token: number }
   | {
       readonly type: 'deliver';
@@ -152,7 +152,6 @@ type EvBody = { readonly t: number } & (
   | { readonly type: 'restart'; readonly slot: number; readonly newAddr: boolean }
   | { readonly type: 'converge' }
 );
-type Ev = EvBody & HeapItem;
 
 /** Socket buffer of a stopped process, in packets. */
 const STOP_QUEUE_MAX = 5000;
@@ -169,7 +168,7 @@ export function nameOf(slot: number): string {
 }
 
 export class Simulation {
-  private readonly heap = new EventHeap<Ev>();
+  private readonly queue = new EventQueue();
   private readonly procs: Proc[] = [];
   private readonly byAddr = new Map<string, number>();
   private readonly byName = new Map<string, number>();
@@ -178,7 +177,6 @@ export class Simulation {
   private readonly rng: Prng;
   private readonly nodeRng: Prng;
   private readonly slotCount: number;
-  private seq = 0;
   private now = 0;
   private events = 0;
   private wallSteps = 0;
@@ -233,16 +231,14 @@ export class Simulation {
     if (this.convergeFrom !== null) this.push({ t: this.convergeFrom, type: 'converge' });
     const end = c.warmupMs + c.durationMs;
     let recording = false;
-    while (this.heap.size > 0) {
-      const e = this.heap.pop() as Ev;
-      if (e.t > end) break;
-      if (!recording && e.t >= c.warmupMs) {
+    for (let e = this.queue.pop(); e !== undefined && e.at <= end; e = this.queue.pop()) {
+      if (!recording && e.at >= c.warmupMs) {
         this.rec.startRecording(c.warmupMs);
         recording = true;
       }
-      this.now = e.t;
+      this.now = e.at;
       assert(++this.events < EVENTS_MAX, 'simulation: event budget exhausted');
-      this.dispatch(e);
+      e.fn();
     }
     if (!recording) this.rec.startRecording(c.warmupMs);
     return { metrics: this.rec.finish(end), events: this.events, wallSteps: this.wallSteps };
@@ -250,8 +246,10 @@ export class Simulation {
 
   // ---------------------------------------------------------------------------------------------
 
-  private push(e: EvBody): void {
-    this.heap.push({ ...e, seq: ++this.seq });
+  // Every event is scheduled at or after the current time, so the queue's clamp to now never
+  // moves one; the evaluation hashes no events, hence tag 0.
+  private push(e: Ev): void {
+    this.queue.at(e.t, 0, () => this.dispatch(e));
   }
 
   private local(p: Proc, atLeast = 0): number {

@@ -4,14 +4,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { prng } from '../../base/index.js';
-import { EventHeap } from '../eval/heap.js';
+import { EventQueue, type SimEvent } from '../../base/event-queue.js';
 import { MEMBERLIST_LAN, TENURE_LAN, type SwimConfig } from './config.js';
 import type { Channel, Packet, Update } from './messages.js';
 import { Swim, type SwimEvent } from './swim.js';
 
 interface Ev {
-  readonly t: number;
-  readonly seq: number;
   readonly to: string;
   readonly packet?: Packet;
   readonly channel?: Channel;
@@ -21,8 +19,7 @@ interface Ev {
 /** Members on a network with a 0.5 ms delay; a member can crash (silently or not) or stop. */
 class Net {
   now = 0;
-  private seq = 0;
-  private readonly heap = new EventHeap<Ev>();
+  private readonly queue = new EventQueue();
   readonly nodes = new Map<string, Swim>();
   readonly events: { t: number; at: string; e: SwimEvent }[] = [];
   private readonly crashed = new Map<string, boolean>();
@@ -83,12 +80,12 @@ class Net {
           who = n;
         }
       }
-      const pt = this.heap.peekTime();
+      const pt = this.queue.peekTime() ?? Infinity;
       if (Math.min(next, pt) > untilMs) break;
       if (pt <= next) {
-        const e = this.heap.pop() as Ev;
-        this.now = e.t;
-        this.deliver(e);
+        const e = this.queue.pop() as SimEvent;
+        this.now = e.at;
+        e.fn();
       } else {
         this.now = next;
         (this.nodes.get(who) as Swim).tick(this.now);
@@ -120,12 +117,7 @@ class Net {
     if (ev !== undefined) {
       if (ev && e.packet !== undefined) {
         const from = e.packet.from.name;
-        this.heap.push({
-          t: this.now + 0.5,
-          seq: ++this.seq,
-          to: this.addr(from),
-          refusedFor: e.to,
-        });
+        this.send({ to: this.addr(from), refusedFor: e.to });
       }
       return;
     }
@@ -140,16 +132,15 @@ class Net {
     this.flush(name);
   }
 
+  /** Deliver `e` after the network's 0.5 ms. */
+  private send(e: Ev): void {
+    this.queue.at(this.now + 0.5, 0, () => this.deliver(e));
+  }
+
   private flush(name: string): void {
     const s = this.nodes.get(name) as Swim;
     for (const o of s.takeOutbox()) {
-      this.heap.push({
-        t: this.now + 0.5,
-        seq: ++this.seq,
-        to: o.to,
-        packet: o.packet,
-        channel: o.channel,
-      });
+      this.send({ to: o.to, packet: o.packet, channel: o.channel });
     }
     for (const e of s.takeEvents()) this.events.push({ t: this.now, at: name, e });
     this.nextTick.set(name, s.nextDeadlineMs());

@@ -1,5 +1,7 @@
-// The simulator's one event queue: a binary heap ordered by (virtual time, insertion sequence), so
-// equal-time events run in a fixed order and a seed replays exactly.
+// The one discrete-event queue: a binary heap ordered by (virtual time, insertion sequence), so
+// equal-time events run in a fixed order and a seed replays exactly. Behind the Raft simulator
+// (src/sim), the detector evaluation and the SWIM interaction test. A pure data structure with no
+// clock of its own, so it sits with the core's other pure pieces; production code does not use it.
 
 export interface SimEvent {
   readonly at: number;
