@@ -2,7 +2,7 @@
 // through the same seeded scenarios and report detection time, false `dead`, mistake rate, flaps,
 // pause tolerance and load (the QoS metrics of Chen, Toueg & Aguilera, "On the Quality of Service
 // of Failure Detectors", 2002, plus membership-level ones). The simulation is pure and
-// deterministic (src/core/detect/eval); this file only spreads the cells over worker threads,
+// deterministic (src/detect-eval); this file only spreads the cells over worker threads,
 // shows progress on stderr and writes the report.
 //
 //   tenure detect eval             markdown report on stdout (N = 16 and 128, ~1–2 min on 2 cores)
@@ -30,7 +30,7 @@ import {
   type EvalOptions,
   type EvalReport,
   type EvalRow,
-} from '../core/detect/eval/index.js';
+} from '../detect-eval/index.js';
 
 export interface DetectEvalOptions extends EvalOptions {
   /** Worker threads; 1 runs in this thread. */

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { runDetectEval } from '../../src/cli/detect.js';
-import { jsonReport, markdownReport, svgPlot } from '../../src/core/detect/eval/index.js';
+import { jsonReport, markdownReport, svgPlot } from '../../src/detect-eval/index.js';
 
 describe('detect eval (smoke)', () => {
   it('produces {"rows":[…]} with every field the issue names, for every detector', async () => {

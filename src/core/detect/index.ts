@@ -3,8 +3,9 @@
 // - heartbeat detectors: fixed timeout and φ accrual (normal, Akka's logistic, Cassandra's
 //   exponential), behind one HeartbeatDetector interface;
 // - the suspicion-level API (level.ts) callers bind actions to;
-// - the SWIM + Lifeguard protocol state machine with tenure's additions (swim/);
-// - the evaluation harness (eval/, a separate entry point).
+// - the SWIM + Lifeguard protocol state machine with tenure's additions (swim/).
+//
+// The evaluation that compares them with baselines is an application on top (src/detect-eval).
 
 export * from './phi-formula.js';
 export * from './interval-window.js';

@@ -1,7 +1,7 @@
 // The SWIM membership protocol as a pure state machine: packets, refusals and the time go in
 // (`receive`, `refused`, `tick`, all with `nowMs`); packets to send and membership events come out
 // (`takeOutbox`, `takeEvents`); `nextDeadlineMs` says when to call `tick` again. The UDP runtime
-// (src/membership) and the evaluation harness (./eval) drive the same code.
+// (src/membership) and the evaluation harness (src/detect-eval) drive the same code.
 //
 // What it implements, with the section it follows:
 // - probes in shuffled round-robin order, ping-req through k relays, suspicion with incarnation

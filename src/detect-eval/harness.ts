@@ -3,7 +3,7 @@
 // same fault schedule. Pure and deterministic: the CLI runs the cells (in worker threads) and
 // prints the report.
 
-import { fnvNumber, fnvString, FNV_OFFSET, prng } from '../../base/index.js';
+import { fnvNumber, fnvString, FNV_OFFSET, prng } from '../core/base/index.js';
 import { DETECTORS, detectorByName } from './detectors.js';
 import type { RunMetrics } from './metrics.js';
 import { SCENARIOS, STOP_LENGTHS_MS, type ScenarioKind, type ScenarioSpec } from './scenarios.js';

@@ -3,7 +3,7 @@
 // (isolation, one-way and UDP-only blocks). TCP is modelled as reliable: a loss becomes a 200 ms
 // retransmission instead of a drop, unless the link is blocked.
 
-import type { Prng } from '../../base/index.js';
+import type { Prng } from '../core/base/index.js';
 
 export type ChannelKind = 'udp' | 'tcp';
 

@@ -3,7 +3,7 @@
 // crashes, pauses and cuts. `scale` shrinks durations and sample counts for the quick run; the
 // full run keeps at least ~60 crash samples per cell.
 
-import type { Prng } from '../../base/index.js';
+import type { Prng } from '../core/base/index.js';
 import {
   N1_QUIET_LAN,
   N2_NOISY_CLOUD,

@@ -9,9 +9,9 @@
 // read the queue — the order Node's event loop uses, and the trap that makes an observer accuse
 // everyone after its own stall.
 
-import { assert, prng, type Prng } from '../../base/index.js';
+import { assert, prng, type Prng } from '../core/base/index.js';
 import type { DetectorSpec, SimNode } from './detectors.js';
-import { EventQueue } from '../../base/event-queue.js';
+import { EventQueue } from '../core/base/event-queue.js';
 import { Recorder, type RunMetrics } from './metrics.js';
 import { Network, type ChannelKind, type NetProfile } from './network.js';
 

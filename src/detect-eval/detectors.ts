@@ -2,7 +2,7 @@
 // same seeded scenarios at (about) the same message budget, the memberlist LAN budget of ~2 packets
 // per node per second at steady state:
 //
-// - tenure          tenure's SWIM + Lifeguard + watch (swim/config.ts TENURE_LAN)
+// - tenure          tenure's SWIM + Lifeguard + watch (core/detect/swim/config.ts TENURE_LAN)
 // - memberlist      SWIM + Lifeguard with memberlist's LAN defaults (MEMBERLIST_LAN)
 // - swim            SWIM as published: fixed suspicion timeout, no Lifeguard (SWIM_PLAIN)
 // - akka-phi        Akka's φ (logistic, threshold 8, σ ≥ 100 ms, pause 3 s, bootstrap mean ± mean/4)
@@ -17,14 +17,21 @@
 // round, ~3 packets/node/s): above the budget, which can only help it. All are re-implemented
 // from the published descriptions; none is copied code.
 
-import { assert, fnvString, FNV_OFFSET, type Prng } from '../../base/index.js';
-import { FixedTimeoutDetector } from '../fixed-timeout.js';
-import type { HeartbeatDetector } from '../heartbeat-detector.js';
-import { akkaPhiConfig, cassandraPhiConfig, PhiAccrualDetector } from '../phi-accrual.js';
-import { retransmitLimit } from '../swim/broadcast-queue.js';
-import { MEMBERLIST_LAN, SWIM_PLAIN, TENURE_LAN, type SwimConfig } from '../swim/config.js';
-import type { Packet } from '../swim/messages.js';
-import { Swim } from '../swim/swim.js';
+import { assert, fnvString, FNV_OFFSET, type Prng } from '../core/base/index.js';
+import {
+  akkaPhiConfig,
+  cassandraPhiConfig,
+  FixedTimeoutDetector,
+  MEMBERLIST_LAN,
+  PhiAccrualDetector,
+  retransmitLimit,
+  Swim,
+  SWIM_PLAIN,
+  TENURE_LAN,
+  type HeartbeatDetector,
+  type Packet,
+  type SwimConfig,
+} from '../core/detect/index.js';
 import type { ChannelKind } from './network.js';
 
 export type VerdictStatus = 'alive' | 'suspect' | 'dead' | 'left';

@@ -1,5 +1,7 @@
 // The evaluation harness: seeded discrete-event scenarios that run every detector — tenure's and
-// the calibrated baselines — at the same message budget, and the report built from them.
+// the calibrated baselines — at the same message budget, and the report built from them. An
+// application over the pure detectors of src/core/detect, run by `bin/tenure detect eval`
+// (src/cli/detect.ts); deterministic, so the same seed gives the same figures.
 
 export { DETECTORS, detectorByName } from './detectors.js';
 export type { DetectorSpec, SimNode, Verdict } from './detectors.js';
