@@ -1,5 +1,6 @@
 // The markdown report `--out` writes: what ran where (machine, load, versions, command, sizes),
 // the table of medians and ratios, where tenure loses, every run's figures, and the charts.
+import { markdownRow, markdownRule, markdownTable, type Align } from '../render/markdown-table.js';
 import { formatRatio, formatValue, metricRows, tenureLoses } from './report-rows.js';
 import type { BenchResult, RunRecord } from './result.js';
 import { warmupLeaseCount } from './warmup.js';
@@ -8,9 +9,28 @@ function runCell(r: RunRecord, metric: 'opsPerSec' | 'p50Ms' | 'p99Ms'): string 
   return r.error === undefined ? formatValue(r[metric]) : 'failed';
 }
 
+const resultsHeader = ['workload', 'metric', 'tenure', 'etcd', 'tenure/etcd'];
+const resultsAlign: Align[] = ['left', 'left', 'right', 'right', 'right'];
+const runsHeader = [
+  'workload',
+  'system',
+  'round',
+  'ops',
+  'errors',
+  'ops/s',
+  'p50 ms',
+  'p99 ms',
+  'CPU µs/op',
+  'peak RSS MiB per member',
+];
+// round, ops, errors and the figures are numbers; the RSS column lists one per member.
+const runsAlign: Align[] = ['left', 'left', ...Array<Align>(7).fill('right'), 'left'];
+
 export function renderMarkdown(result: BenchResult, chartFiles: readonly string[]): string {
   const m = result.machine;
   const withEtcd = result.systems.includes('etcd');
+  // Without etcd the results table stops at tenure's column.
+  const columns = withEtcd ? resultsHeader.length : 3;
   const out: string[] = [
     `# tenure bench${withEtcd ? ': tenure vs etcd' : ''}`,
     '',
@@ -21,36 +41,35 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
     '',
     '## Machine',
     '',
-    '| item | value |',
-    '|---|---|',
-    `| CPU | ${m.cpuModel} |`,
-    `| cores | ${m.cores} |`,
-    `| RAM | ${m.ramGiB} GiB |`,
-    `| kernel | ${m.kernel} |`,
-    `| Node | ${m.node} |`,
-    `| etcd | ${m.etcd ?? 'not run'} |`,
-    `| load average (1/5/15 min) at start | ${m.loadAvgStart.join(' / ')} |`,
-    `| load average at end | ${m.loadAvgEnd.join(' / ')} |`,
+    ...markdownTable(
+      ['item', 'value'],
+      [
+        ['CPU', m.cpuModel],
+        ['cores', m.cores],
+        ['RAM', `${m.ramGiB} GiB`],
+        ['kernel', m.kernel],
+        ['Node', m.node],
+        ['etcd', m.etcd ?? 'not run'],
+        ['load average (1/5/15 min) at start', m.loadAvgStart.join(' / ')],
+        ['load average at end', m.loadAvgEnd.join(' / ')],
+      ],
+    ),
     '',
     'Clients and the 3 members of the system under test share the cores; ' +
       'server CPU is utime+stime of the 3 members summed, per operation.',
     '',
     '## Results',
     '',
-    withEtcd
-      ? '| workload | metric | tenure | etcd | tenure/etcd |\n|---|---|---:|---:|---:|'
-      : '| workload | metric | tenure |\n|---|---|---:|',
+    markdownRow(resultsHeader.slice(0, columns)),
+    markdownRule(resultsAlign.slice(0, columns)),
   ];
   const losses: string[] = [];
   for (const w of result.workloads) {
     metricRows(w).forEach((r, i) => {
       const name = i === 0 ? `${w.name} (${w.title})` : '';
       const flag = tenureLoses(r) ? ' ⚠' : '';
-      out.push(
-        withEtcd
-          ? `| ${name} | ${r.label} | ${formatValue(r.tenure)} | ${formatValue(r.etcd)} | ${formatRatio(r.ratio)}${flag} |`
-          : `| ${name} | ${r.label} | ${formatValue(r.tenure)} |`,
-      );
+      const cells = [name, r.label, formatValue(r.tenure), formatValue(r.etcd)];
+      out.push(markdownRow([...cells, `${formatRatio(r.ratio)}${flag}`].slice(0, columns)));
       if (tenureLoses(r)) losses.push(`- ${w.name}, ${r.label}: ${formatRatio(r.ratio)}`);
     });
   }
@@ -59,10 +78,7 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
     out.push(...(losses.length > 0 ? losses : ['- nowhere']));
   }
   out.push('', '## Every run', '');
-  out.push(
-    '| workload | system | round | ops | errors | ops/s | p50 ms | p99 ms | CPU µs/op | peak RSS MiB per member |',
-  );
-  out.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  out.push(markdownRow(runsHeader), markdownRule(runsAlign));
   for (const w of result.workloads) {
     for (const sys of result.systems) {
       for (const r of w[sys]?.runs ?? []) {
@@ -71,10 +87,20 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
           r.samplesMs !== undefined
             ? ` samples ${r.samplesMs.map((s) => Math.round(s)).join(', ')} ms`
             : '';
+        const errors = `${r.errors}${r.error === undefined ? '' : ` (${r.error.slice(0, 80)})`}`;
         out.push(
-          `| ${w.name} | ${sys} | ${r.round} | ${r.ops} | ${r.errors}${r.error === undefined ? '' : ` (${r.error.slice(0, 80)})`} | ` +
-            `${runCell(r, 'opsPerSec')} | ${runCell(r, 'p50Ms')} | ${runCell(r, 'p99Ms')} | ` +
-            `${formatValue(r.serverCpuUsPerOp)} | ${rss}${extra} |`,
+          markdownRow([
+            w.name,
+            sys,
+            r.round,
+            r.ops,
+            errors,
+            runCell(r, 'opsPerSec'),
+            runCell(r, 'p50Ms'),
+            runCell(r, 'p99Ms'),
+            formatValue(r.serverCpuUsPerOp),
+            `${rss}${extra}`,
+          ]),
         );
       }
     }

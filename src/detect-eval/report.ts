@@ -2,6 +2,8 @@
 // markdown table per scenario, and an SVG plot of mistake rate against detection time per
 // detector. Pure string building; the CLI writes the files.
 
+import { markdownTable } from '../render/markdown-table.js';
+import { svgDocument, svgElement, type SvgAttrs } from '../render/svg.js';
 import { DETECTORS } from './detectors.js';
 import type { EvalRow } from './harness.js';
 import { SCENARIOS } from './scenarios.js';
@@ -189,6 +191,20 @@ function sec(ms: number | null): string {
   return ms === null ? '–' : (ms / 1000).toFixed(2);
 }
 
+const SCENARIO_COLUMNS = [
+  'detector',
+  'n',
+  'T_D first p50 / p99 (s)',
+  'T_D all p50 / p99 (s)',
+  'false dead /node-h',
+  'healthy /node-h',
+  'λ_M /pair-h',
+  'P_A',
+  'flaps /node-h',
+  'scenario metric',
+  'pkts /node/s',
+];
+
 export function markdownReport(report: EvalReport): string {
   const lines: string[] = [];
   lines.push('# Failure detection: evaluation', '');
@@ -204,35 +220,39 @@ export function markdownReport(report: EvalReport): string {
   lines.push('## Detectors', '');
   for (const d of report.meta.detectors) lines.push(`- **${d.name}**: ${d.description}`);
   lines.push('', '## Targets', '');
+  const targets = report.targets.map((t) => [
+    t.id,
+    t.n,
+    `${t.what}${t.note === undefined ? '' : ` (${t.note})`}`,
+    t.threshold,
+    fmt(t.value, 3),
+    t.met ? 'yes' : '**no**',
+    ...baselineNames().map((name) => fmt(t.baselines[name] ?? null, 3)),
+  ]);
   lines.push(
-    '| target | n | what | threshold | tenure | met | ' + baselineNames().join(' | ') + ' |',
+    ...markdownTable(
+      ['target', 'n', 'what', 'threshold', 'tenure', 'met', ...baselineNames()],
+      targets,
+    ),
   );
-  lines.push(
-    '|---|---|---|---|---|---|' +
-      baselineNames()
-        .map(() => '---')
-        .join('|') +
-      '|',
-  );
-  for (const t of report.targets) {
-    const b = baselineNames().map((name) => fmt(t.baselines[name] ?? null, 3));
-    lines.push(
-      `| ${t.id} | ${t.n} | ${t.what}${t.note === undefined ? '' : ` (${t.note})`} | ${t.threshold} | ${fmt(t.value, 3)} | ${t.met ? 'yes' : '**no**'} | ${b.join(' | ')} |`,
-    );
-  }
   for (const s of SCENARIOS) {
     const rs = report.rows.filter((r) => r.scenario === s.name);
     if (rs.length === 0) continue;
     lines.push('', `## ${s.name}`, '', s.description, '');
-    lines.push(
-      '| detector | n | T_D first p50 / p99 (s) | T_D all p50 / p99 (s) | false dead /node-h | healthy /node-h | λ_M /pair-h | P_A | flaps /node-h | scenario metric | pkts /node/s |',
-    );
-    lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const r of rs) {
-      lines.push(
-        `| ${r.detector} | ${r.n} | ${sec(r.detectionP50Ms)} / ${sec(r.detectionP99Ms)} | ${sec(r.detectionAllP50Ms)} / ${sec(r.detectionAllP99Ms)} | ${fmt(r.falseDeadPerNodeHour, 3)} | ${fmt(r.falseDeadHealthyPerNodeHour, 3)} | ${fmt(r.mistakeRatePerPairHour, 4)} | ${fmt(r.queryAccuracy, 6)} | ${fmt(r.flapsPerNodeHour, 2)} | ${scenarioMetric(r)} | ${fmt(r.packetsPerNodePerSecond, 2)} |`,
-      );
-    }
+    const cells = rs.map((r) => [
+      r.detector,
+      r.n,
+      `${sec(r.detectionP50Ms)} / ${sec(r.detectionP99Ms)}`,
+      `${sec(r.detectionAllP50Ms)} / ${sec(r.detectionAllP99Ms)}`,
+      fmt(r.falseDeadPerNodeHour, 3),
+      fmt(r.falseDeadHealthyPerNodeHour, 3),
+      fmt(r.mistakeRatePerPairHour, 4),
+      fmt(r.queryAccuracy, 6),
+      fmt(r.flapsPerNodeHour, 2),
+      scenarioMetric(r),
+      fmt(r.packetsPerNodePerSecond, 2),
+    ]);
+    lines.push(...markdownTable(SCENARIO_COLUMNS, cells));
   }
   lines.push('');
   return lines.join('\n');
@@ -304,64 +324,52 @@ export function svgPlot(report: EvalReport): string {
     (1 - (Math.log10(y) - Math.log10(floor)) / (Math.log10(yMax) - Math.log10(floor))) *
       (H - T - B);
   const out: string[] = [];
-  out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">`,
-  );
-  out.push(`<rect width="${W}" height="${H}" fill="white"/>`);
-  out.push(
-    `<text x="${W / 2 - 60}" y="22" font-size="14">Mistake rate against detection time</text>`,
-  );
-  out.push(`<line x1="${L}" y1="${H - B}" x2="${W - R}" y2="${H - B}" stroke="black"/>`);
-  out.push(`<line x1="${L}" y1="${T}" x2="${L}" y2="${H - B}" stroke="black"/>`);
+  const text = (attrs: SvgAttrs, t: string) => out.push(svgElement('text', attrs, t));
+  const line = (x1: number, y1: number, x2: number, y2: number) =>
+    out.push(svgElement('line', { x1, y1, x2, y2, stroke: 'black' }));
+  text({ x: W / 2 - 60, y: 22, 'font-size': 14 }, 'Mistake rate against detection time');
+  line(L, H - B, W - R, H - B);
+  line(L, T, L, H - B);
   for (let x = 0; x <= xMax; x += xMax > 20 ? 5 : 1) {
-    out.push(`<line x1="${lx(x)}" y1="${H - B}" x2="${lx(x)}" y2="${H - B + 5}" stroke="black"/>`);
-    out.push(`<text x="${lx(x) - 6}" y="${H - B + 18}">${x}</text>`);
+    line(lx(x), H - B, lx(x), H - B + 5);
+    text({ x: lx(x) - 6, y: H - B + 18 }, String(x));
   }
   for (let e = Math.log10(floor); e <= Math.log10(yMax); e++) {
     const y = ly(10 ** e);
-    out.push(`<line x1="${L - 5}" y1="${y}" x2="${L}" y2="${y}" stroke="black"/>`);
-    out.push(`<text x="${L - 50}" y="${y + 4}">1e${e}</text>`);
+    line(L - 5, y, L, y);
+    text({ x: L - 50, y: y + 4 }, `1e${e}`);
   }
-  out.push(
-    `<text x="${L + 40}" y="${H - 20}">silent crash → dead, first observer, median (s)</text>`,
-  );
-  out.push(
-    `<text transform="translate(18 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">λ_M per pair-hour, mean of 4 scenarios (0 drawn hollow at 1e-4)</text>`,
+  text({ x: L + 40, y: H - 20 }, 'silent crash → dead, first observer, median (s)');
+  text(
+    { transform: `translate(18 ${(T + H - B) / 2}) rotate(-90)`, 'text-anchor': 'middle' },
+    'λ_M per pair-hour, mean of 4 scenarios (0 drawn hollow at 1e-4)',
   );
   for (const p of pts) {
     const cx = lx(p.x);
     const cy = ly(p.y);
-    const fill = p.zero ? 'none' : p.color;
-    if (p.n === report.meta.sizes[0]) {
-      out.push(
-        `<circle cx="${cx}" cy="${cy}" r="6" fill="${fill}" stroke="${p.color}" stroke-width="2"/>`,
-      );
-    } else {
-      out.push(
-        `<rect x="${cx - 6}" y="${cy - 6}" width="12" height="12" fill="${fill}" stroke="${p.color}" stroke-width="2"/>`,
-      );
-    }
+    const paint = { fill: p.zero ? 'none' : p.color, stroke: p.color, 'stroke-width': 2 };
+    // The first cluster size is drawn as circles, the others as squares.
+    out.push(
+      p.n === report.meta.sizes[0]
+        ? svgElement('circle', { cx, cy, r: 6, ...paint })
+        : svgElement('rect', { x: cx - 6, y: cy - 6, width: 12, height: 12, ...paint }),
+    );
   }
   DETECTORS.forEach((d, i) => {
     const y = T + 20 + i * 20;
-    out.push(
-      `<rect x="${W - R + 20}" y="${y - 10}" width="12" height="12" fill="${COLORS[i % COLORS.length]}"/>`,
-    );
-    out.push(`<text x="${W - R + 40}" y="${y}">${d.name}</text>`);
+    const fill = COLORS[i % COLORS.length] as string;
+    out.push(svgElement('rect', { x: W - R + 20, y: y - 10, width: 12, height: 12, fill }));
+    text({ x: W - R + 40, y }, d.name);
   });
   const y0 = T + 20 + DETECTORS.length * 20 + 10;
-  out.push(`<circle cx="${W - R + 26}" cy="${y0}" r="6" fill="none" stroke="black"/>`);
-  out.push(`<text x="${W - R + 40}" y="${y0 + 4}">n = ${report.meta.sizes[0] ?? ''}</text>`);
+  out.push(svgElement('circle', { cx: W - R + 26, cy: y0, r: 6, fill: 'none', stroke: 'black' }));
+  text({ x: W - R + 40, y: y0 + 4 }, `n = ${report.meta.sizes[0] ?? ''}`);
   if (report.meta.sizes.length > 1) {
-    out.push(
-      `<rect x="${W - R + 20}" y="${y0 + 14}" width="12" height="12" fill="none" stroke="black"/>`,
-    );
-    out.push(
-      `<text x="${W - R + 40}" y="${y0 + 24}">n = ${report.meta.sizes.slice(1).join(', ')}</text>`,
-    );
+    const square = { x: W - R + 20, y: y0 + 14, width: 12, height: 12 };
+    out.push(svgElement('rect', { ...square, fill: 'none', stroke: 'black' }));
+    text({ x: W - R + 40, y: y0 + 24 }, `n = ${report.meta.sizes.slice(1).join(', ')}`);
   }
-  out.push('</svg>');
-  return out.join('\n') + '\n';
+  return svgDocument(W, H, out);
 }
 
 /** The JSON the CLI prints with --json: the rows (and the checked targets and run metadata). */
