@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runScript } from '../../src/core/raft/interaction.js';
+import { runScript } from './interaction-harness.js';
 
 /** The repository root: the nearest folder above this file that holds package.json. */
 function repoRoot(): string {

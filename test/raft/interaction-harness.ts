@@ -2,7 +2,8 @@
 // tests (interaction_test.go, rafttest/, testdata/*.txt) but our own format and commands. A script
 // drives N in-memory nodes, each with in-memory storage (what a real node would have fsynced) and
 // an inbox; every command prints what happened through describe.ts, and the printed text is the
-// golden output. The harness is pure and synchronous, like the core it drives.
+// golden output. The harness is pure and synchronous, like the core it drives. It is test tooling
+// (test/raft/interaction.test.ts runs the scripts), so it lives beside its test, not in the core.
 //
 // Script format
 //   - A case is one or more command lines, a `----` line, then the expected output up to the next
@@ -53,20 +54,27 @@
 // Checks run after every Ready: at most one leader per term (Election Safety, Raft §5.2) and no
 // two nodes applying different entries at the same index (State Machine Safety, Raft §5.4.3). A
 // violation prints a line starting with `!!`. An assertion raised by the core prints `error:`.
-import { AssertionError } from '../base/assert.js';
-import { MUTANT_NAMES, type MutantName } from '../base/mutants.js';
-import { prng, type Prng } from '../base/prng.js';
-import { logIndex, nodeId, type NodeId } from '../base/units.js';
-import { describeConf } from './conf.js';
+import { AssertionError } from '../../src/core/base/assert.js';
+import { MUTANT_NAMES, type MutantName } from '../../src/core/base/mutants.js';
+import { prng, type Prng } from '../../src/core/base/prng.js';
+import { logIndex, nodeId, type NodeId } from '../../src/core/base/units.js';
+import { describeConf } from '../../src/core/raft/conf.js';
 import {
   describeEntry,
   describeHardState,
   describeMessage,
   describeReady,
   describeSnapshot,
-} from './describe.js';
-import { Raft, type RaftOptions } from './raft.js';
-import type { ConfChange, ConfState, Entry, HardState, Message, Snapshot } from './types.js';
+} from '../../src/core/raft/describe.js';
+import { Raft, type RaftOptions } from '../../src/core/raft/raft.js';
+import type {
+  ConfChange,
+  ConfState,
+  Entry,
+  HardState,
+  Message,
+  Snapshot,
+} from '../../src/core/raft/types.js';
 
 /** Rounds of stabilize before the harness gives up: a live-lock is a finding, not a hang. */
 const STABILIZE_ROUNDS_MAX = 200;
