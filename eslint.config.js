@@ -23,6 +23,7 @@ const LAYERS = [
   'sim',
   'check',
   'render',
+  'launcher',
   'detect-eval',
   'bench',
   'demo',
@@ -183,11 +184,14 @@ export default tseslint.config(
   ),
   // Pure string building for the reports of the bench and the detector evaluation.
   layer('render', []),
+  // The launcher starts members as processes, by their command line: it needs none of the code
+  // it starts.
+  layer('launcher', []),
   // The detector evaluation runs the pure detectors in a simulator of its own.
   layer('detect-eval', ['core/base', 'core/detect', 'render']),
   // The bench drives tenure (and etcd) through the SDK and starts members as the launcher does.
-  layer('bench', ['client', 'render'], ['server/member-launch']),
-  layer('demo', ['client', 'fence']),
+  layer('bench', ['client', 'render', 'launcher']),
+  layer('demo', ['client', 'fence', 'launcher']),
   // The CLI is the top: it may import every layer, and none may import it.
   layer('cli', LAYERS),
   coreBans,

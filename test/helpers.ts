@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { track } from '../src/bench/launcher/processes.js';
+import { track } from '../src/launcher/processes.js';
 
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));

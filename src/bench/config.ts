@@ -96,8 +96,6 @@ export const failoverLoadLeadMs = 300;
 export const electionGiveUpTtls = 6;
 /** A cluster (or a restarted member) must agree on a leader within this long. */
 export const readyTimeoutMs = 30_000;
-/** After SIGTERM, how long a member may take to exit before SIGKILL. */
-export const stopGraceMs = 5_000;
 /** Raft timing passed to both systems (etcd's defaults, pinned). */
 export const heartbeatIntervalMs = 100;
 export const electionTimeoutMs = 1000;

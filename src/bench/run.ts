@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
 import { findEtcd, startCluster, type Cluster, type SystemKind } from './launcher/cluster.js';
-import { pidsStarted, stopAll } from './launcher/processes.js';
+import { pidsStarted, stopAll } from '../launcher/processes.js';
 import { warmUpCluster } from './warmup.js';
 import { describeMachine, finishMachine } from './machine.js';
 import { cpuMicrosBetween, peakRssMiB, snapshotCpu } from './proc-stats.js';

@@ -14,7 +14,7 @@ import {
   runSplitBrain,
   type SplitBrainReport,
 } from '../demo/split-brain.js';
-import { freePorts } from '../bench/launcher/ports.js';
+import { freePorts } from '../launcher/ports.js';
 import { Timeline } from '../demo/timeline.js';
 import { integer } from './args.js';
 import {

@@ -1,7 +1,7 @@
 // A local cluster of `tenure start` child processes, as `tenure up` runs it: etcd's local-cluster
 // ports (clients 2379, 22379, 32379; peers 2380, 22380, 32380), data and logs under one
 // directory, and a state file naming the PIDs so that `tenure down` (or a later `up`) finds them.
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../server/member-launch.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../launcher/member-command.js';
 import { spawn } from 'node:child_process';
 import {
   closeSync,

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Fixture } from './api-fixture.js';
 import { startFixture } from './api-fixture.js';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 
 const ETCDCTL = '/usr/bin/etcdctl';
 /** Puts sent while waiting for `etcdctl watch` to start (200 ms apart: 30 s in all). */

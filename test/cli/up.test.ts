@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers.js';
-import { freePorts } from '../../src/bench/launcher/ports.js';
+import { freePorts } from '../../src/launcher/ports.js';
 import { GrpcKv } from '../cluster/grpc-kv.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
 

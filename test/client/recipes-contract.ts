@@ -3,7 +3,7 @@
 // recipes-tenure.test.ts). Every process started here (cluster members, etcdctl, child holders
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
-import { exited, running, track } from '../../src/bench/launcher/processes.js';
+import { exited, running, track } from '../../src/launcher/processes.js';
 import { eventuallyTrue as eventually } from '../compat/support.js';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { etcdctl, startCluster } from './cluster.js';
-import { freePorts } from '../../src/bench/launcher/ports.js';
+import { freePorts } from '../../src/launcher/ports.js';
 
 async function ok(endpoints: readonly string[], args: readonly string[]): Promise<string> {
   const r = await etcdctl(endpoints, args);

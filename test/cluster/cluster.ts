@@ -4,16 +4,16 @@
 //
 //   const cluster = await startCluster({ kind: 'etcd', size: 3 });
 //   try { ... cluster.endpoints ... } finally { await cluster.stop(); }
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/server/member-launch.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/launcher/member-command.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../helpers.js';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 import { etcdctl, type EtcdctlResult } from './etcdctl.js';
-import { freePorts } from '../../src/bench/launcher/ports.js';
+import { freePorts } from '../../src/launcher/ports.js';
 
 export { etcdctl, EtcdctlProcess, type EtcdctlResult } from './etcdctl.js';
 

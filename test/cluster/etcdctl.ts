@@ -1,7 +1,7 @@
 // Debian's `etcdctl` (3.4) as a test client: one-shot commands that return their exit code and
 // output, and long-running ones (watch, lock, elect) read line by line and stopped by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 
 export interface EtcdctlResult {
   readonly code: number | null;

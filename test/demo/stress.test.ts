@@ -33,7 +33,7 @@ import {
   type AcceptedWrite,
   type HistoryVerdict,
 } from '../../src/demo/stale-writes.js';
-import { running, track } from '../../src/bench/launcher/processes.js';
+import { running, track } from '../../src/launcher/processes.js';
 import { startCluster } from '../cluster/cluster.js';
 import { startPostgres } from '../fence/postgres-server.js';
 import type {

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { freePorts } from '../../src/bench/launcher/ports.js';
+import { freePorts } from '../../src/launcher/ports.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
 import { startPostgres, type PostgresServer } from '../fence/postgres-server.js';
 import { repoRoot, runCli } from '../helpers.js';

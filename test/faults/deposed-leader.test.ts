@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 import { repoRoot } from '../helpers.js';
 import { SCENARIOS, type Scenario, type Verdict } from './deposed-leader-scenarios.js';
 

@@ -11,8 +11,8 @@ import { mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { removeDir, stopProcess, track, trackDir } from '../../src/bench/launcher/processes.js';
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/server/member-launch.js';
+import { removeDir, stopProcess, track, trackDir } from '../../src/launcher/processes.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/launcher/member-command.js';
 import { EtcdGrpc, type Message } from '../compat/grpc-client.js';
 
 export const MEMBERS = 3;

@@ -16,8 +16,8 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePorts } from '../../src/bench/launcher/ports.js';
-import { track } from '../../src/bench/launcher/processes.js';
+import { freePorts } from '../../src/launcher/ports.js';
+import { track } from '../../src/launcher/processes.js';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */

@@ -11,7 +11,7 @@ import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 
 const SCRIPT = fileURLToPath(new URL('./member-process.js', import.meta.url));
 const N = 8;

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { freePorts } from '../../src/bench/launcher/ports.js';
+import { freePorts } from '../../src/launcher/ports.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
 import { repoRoot } from '../helpers.js';
 

@@ -12,7 +12,7 @@ import { RegisterMachine } from '../../src/core/state/registers.js';
 import { logIndex, nodeId, term } from '../../src/core/base/units.js';
 import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
 import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
-import { track } from '../../src/bench/launcher/processes.js';
+import { track } from '../../src/launcher/processes.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
 const enc = new TextEncoder();

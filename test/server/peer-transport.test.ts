@@ -242,7 +242,7 @@ test('a connection whose batches the peer never acknowledges is reset after the 
 });
 
 test('messages queued past the bound are dropped, not delivered when the peer comes back', async () => {
-  const { freePorts } = await import('../../src/bench/launcher/ports.js');
+  const { freePorts } = await import('../../src/launcher/ports.js');
   const [port] = await freePorts(1);
   const events: PeerEvent[] = [];
   const b = await PeerTransport.start({

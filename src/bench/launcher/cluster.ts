@@ -3,7 +3,7 @@
 // both, and every process stopped by its PID. Member output goes to a log file per member in the
 // cluster's temporary directory (not through a pipe, so the bench process pays nothing for it);
 // its tail is quoted when a member fails.
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../../server/member-launch.js';
+import { MEMBER_NODE_ARGS, newMemberFlags } from '../../launcher/member-command.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
@@ -13,8 +13,15 @@ import { fileURLToPath } from 'node:url';
 import { electionTimeoutMs, heartbeatIntervalMs, readyTimeoutMs } from '../config.js';
 import { BenchSetupError } from '../errors.js';
 import { waitForLeader } from '../leader.js';
-import { freePorts } from './ports.js';
-import { exited, removeDir, running, stopProcess, track, trackDir } from './processes.js';
+import { freePorts } from '../../launcher/ports.js';
+import {
+  exited,
+  removeDir,
+  running,
+  stopProcess,
+  track,
+  trackDir,
+} from '../../launcher/processes.js';
 
 export type SystemKind = 'tenure' | 'etcd';
 

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, LeaderElector, type RecipeTraceEvent } from '../../client/index.js';
 import { electionGiveUpTtls } from '../config.js';
-import { exited, running, stopProcess, track } from '../launcher/processes.js';
+import { exited, running, stopProcess, track } from '../../launcher/processes.js';
 import { sampledWorkload } from './samples.js';
 import type { Workload, WorkloadContext } from './workload.js';
 

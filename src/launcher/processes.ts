@@ -1,12 +1,17 @@
-// Every process the bench starts (cluster members, elector children) and every temporary
-// directory it makes, so that nothing outlives the bench: on a normal exit, on an uncaught error
-// and on Ctrl-C each process is stopped by its PID (SIGTERM, then SIGKILL after a bound) and the
-// directories are removed. Processes are only ever signalled by the PID we spawned. The tests
-// register theirs here too: node's runner ends a file over its --test-timeout with SIGTERM,
-// which skips 'exit' handlers unless, as here, the signal is turned into an exit.
+// Every process a launcher starts (cluster members, the bench's electors, the tests' children)
+// and every temporary directory it makes, so that nothing outlives the process that made them:
+// on a normal exit, on an uncaught error and on Ctrl-C each process is stopped by its PID
+// (SIGTERM, then SIGKILL after a bound) and the directories are removed. Processes are only ever
+// signalled by the PID we spawned. node's test runner ends a file over its --test-timeout with
+// SIGTERM, which skips 'exit' handlers unless, as here, the signal is turned into an exit.
 import type { ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { stopGraceMs } from '../config.js';
+import { sleep } from './poll.js';
+
+/** After SIGTERM, how long a process may take to exit before SIGKILL. */
+export const stopGraceMsDefault = 5_000;
+/** How often a process that is not our child is checked for its exit. */
+const exitPollMs = 50;
 
 const live = new Set<ChildProcess>();
 /** Every PID started, in order (reported in the result so that tests can check they are gone). */
@@ -52,7 +57,7 @@ export function removeDir(dir: string): void {
   dirs.delete(dir);
 }
 
-function signalPid(pid: number, signal: NodeJS.Signals): void {
+export function signalPid(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(pid, signal);
   } catch {
@@ -60,11 +65,15 @@ function signalPid(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGTERM `child` by PID; SIGKILL it if it has not exited after `graceMs`; wait for the exit. */
-export async function stopProcess(child: ChildProcess, graceMs = stopGraceMs): Promise<void> {
+/** SIGTERM (or `signal`) `child` by PID; SIGKILL it if it has not exited after `graceMs`; wait for the exit. */
+export async function stopProcess(
+  child: ChildProcess,
+  graceMs = stopGraceMsDefault,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
   const pid = child.pid;
   if (pid === undefined || !running(child)) return;
-  signalPid(pid, 'SIGTERM');
+  signalPid(pid, signal);
   let timer: NodeJS.Timeout | undefined;
   const bound = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
@@ -75,6 +84,25 @@ export async function stopProcess(child: ChildProcess, graceMs = stopGraceMs): P
   await Promise.race([exited(child), bound]);
   await exited(child);
   clearTimeout(timer);
+}
+
+/**
+ * Stop a process that is not our child (a member a detached `tenure up` left running) by PID:
+ * `alive` says whether the PID is still that process. SIGTERM, then SIGKILL if it is still there
+ * after `graceMs`; true if it needed the SIGKILL.
+ */
+export async function stopPid(
+  pid: number,
+  alive: (pid: number) => boolean,
+  graceMs = stopGraceMsDefault,
+): Promise<boolean> {
+  if (!alive(pid)) return false;
+  signalPid(pid, 'SIGTERM');
+  const deadline = performance.now() + graceMs;
+  while (alive(pid) && performance.now() < deadline) await sleep(exitPollMs);
+  if (!alive(pid)) return false;
+  signalPid(pid, 'SIGKILL');
+  return true;
 }
 
 /** Stop every tracked process (all at once, each by PID) and remove every tracked directory. */

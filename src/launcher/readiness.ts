@@ -1,0 +1,93 @@
+// When a cluster is ready, one check for etcd and tenure alike, through the JSON gateway both
+// serve on the client URL (so it needs neither etcdctl nor a gRPC client): every member asked
+// answers Maintenance.Status and a linearizable Range, and all of them name the same leader, one
+// of the members asked. A Range through a member that answers it proves that member reaches a
+// leader with a quorum, which a leader alone (what /health says for tenure) does not.
+
+/** Each probe request's bound. */
+const probeTimeoutMs = 2_000;
+/** The key the readiness Range reads ("health", as etcdctl's endpoint health does). */
+const probeKeyBase64 = Buffer.from('health').toString('base64');
+
+/** What one member said. */
+export interface MemberProbe {
+  readonly endpoint: string;
+  /** Its member ID, if it answered Status. */
+  readonly memberId?: string;
+  /** The leader it names ('0' or absent: none). */
+  readonly leader?: string;
+  /** Whether it served the linearizable Range. */
+  readonly readable: boolean;
+  /** Why not, when it did not. */
+  readonly error?: string;
+}
+
+async function post(endpoint: string, path: string, body: unknown, signal?: AbortSignal) {
+  const timeout = AbortSignal.timeout(probeTimeoutMs);
+  const res = await fetch(`${endpoint}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+function idText(v: unknown): string | undefined {
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint'
+    ? String(v)
+    : undefined;
+}
+
+/** Ask one member for its Status and a linearizable Range. */
+export async function probeMember(endpoint: string, signal?: AbortSignal): Promise<MemberProbe> {
+  try {
+    const status = await post(endpoint, '/v3/maintenance/status', {}, signal);
+    const header = status.header as Record<string, unknown> | undefined;
+    const memberId = idText(header?.member_id);
+    const leader = idText(status.leader);
+    const base = {
+      endpoint,
+      ...(memberId === undefined ? {} : { memberId }),
+      ...(leader === undefined ? {} : { leader }),
+    };
+    try {
+      await post(endpoint, '/v3/kv/range', { key: probeKeyBase64 }, signal);
+      return { ...base, readable: true };
+    } catch (e) {
+      return { ...base, readable: false, error: e instanceof Error ? e.message : String(e) };
+    }
+  } catch (e) {
+    if (signal?.aborted === true) throw e;
+    return { endpoint, readable: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+/** Whether a member is ready on its own: it names a leader and serves reads. */
+export function memberReady(p: MemberProbe): boolean {
+  return p.readable && p.leader !== undefined && p.leader !== '0';
+}
+
+/** The index (into `probes`) of the leader every member names, if all are ready and agree. */
+export function agreedLeader(probes: readonly MemberProbe[]): number | undefined {
+  if (probes.length === 0 || !probes.every(memberReady)) return undefined;
+  const leader = probes[0]?.leader;
+  if (probes.some((p) => p.leader !== leader)) return undefined;
+  const i = probes.findIndex((p) => p.memberId === leader);
+  return i >= 0 ? i : undefined;
+}
+
+/** One line per member: what it last said. */
+export function describeProbes(probes: readonly MemberProbe[]): string {
+  return probes
+    .map((p) => {
+      const said =
+        p.memberId === undefined
+          ? 'no Status'
+          : `member ${p.memberId}, leader ${p.leader ?? 'none'}`;
+      return `${p.endpoint}: ${said}, ${p.readable ? 'reads served' : `no read (${p.error ?? '?'})`}`;
+    })
+    .join('\n');
+}
