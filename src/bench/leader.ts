@@ -11,8 +11,6 @@ export interface MemberStatus {
 
 /** Status bound per endpoint, in ms. */
 const statusDeadlineMs = 1_000;
-/** Pause between polls while waiting for agreement. */
-const pollIntervalMs = 100;
 
 export async function memberStatus(client: Etcd3): Promise<MemberStatus> {
   const s = await client.maintenance.status();
@@ -39,25 +37,4 @@ export function leaderIndex(all: readonly (MemberStatus | undefined)[]): number 
   if (answered.some((s) => s.leader !== first.leader)) return undefined;
   const i = all.findIndex((s) => s?.memberId === first.leader);
   return i >= 0 ? i : undefined;
-}
-
-/**
- * Wait until every endpoint answers Status and all name the same leader, one of them; return its
- * index. Throws after `timeoutMs` with what each member last said.
- */
-export async function waitForLeader(
-  endpoints: readonly string[],
-  timeoutMs: number,
-): Promise<number> {
-  const deadline = Date.now() + timeoutMs;
-  let last: (MemberStatus | undefined)[] = [];
-  for (;;) {
-    last = await statuses(endpoints);
-    const i = last.every((s) => s !== undefined) ? leaderIndex(last) : undefined;
-    if (i !== undefined) return i;
-    if (Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, pollIntervalMs));
-  }
-  const seen = last.map((s, i) => `${endpoints[i]}: ${s ? `leader ${s.leader}` : 'no answer'}`);
-  throw new Error(`no agreed leader after ${timeoutMs} ms (${seen.join('; ')})`);
 }

@@ -2,7 +2,7 @@
 // noisy 2-core VM mean little without it.
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
-import { etcdVersion } from './launcher/cluster.js';
+import { etcdVersion } from '../launcher/member-command.js';
 
 export interface Machine {
   readonly cpuModel: string;

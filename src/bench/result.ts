@@ -1,7 +1,7 @@
 // The bench's result: per workload, every run's figures, the median over rounds per system, and
 // the ratio tenure/etcd per metric. This is the JSON `--json` prints and `--out` writes.
 import type { BenchSizes } from './config.js';
-import type { SystemKind } from './launcher/cluster.js';
+import type { SystemKind } from './cluster.js';
 import type { Machine } from './machine.js';
 import { medianOf, ratio } from './stats.js';
 import type { Workload } from './workloads/index.js';

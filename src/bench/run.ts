@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
-import { findEtcd, startCluster, type Cluster, type SystemKind } from './launcher/cluster.js';
+import { requireEtcd, startBenchCluster, type Cluster, type SystemKind } from './cluster.js';
 import { pidsStarted, stopAll } from '../launcher/processes.js';
 import { warmUpCluster } from './warmup.js';
 import { describeMachine, finishMachine } from './machine.js';
@@ -120,7 +120,7 @@ async function runSystem(
   rssPeak: Array<number | null>,
 ): Promise<void> {
   progress.note(`round ${round}/${rounds}: starting a 3-member ${kind} cluster`);
-  const cluster = await startCluster({
+  const cluster = await startBenchCluster({
     kind,
     ...(options.memberNodeArgs === undefined ? {} : { memberNodeArgs: options.memberNodeArgs }),
   });
@@ -170,7 +170,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
   const sizes: BenchSizes = { ...base, rounds: options.rounds ?? base.rounds };
   const workloads = selectWorkloads(options.workloads);
   const systems: SystemKind[] = options.vsEtcd ? ['tenure', 'etcd'] : ['tenure'];
-  if (options.vsEtcd) findEtcd();
+  if (options.vsEtcd) requireEtcd();
   const machine = describeMachine(options.command, options.vsEtcd);
   const progress = new Progress(sizes.rounds * systems.length * workloads.length);
   const runs = new Map<string, Partial<Record<SystemKind, RunRecord[]>>>();

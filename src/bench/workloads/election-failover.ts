@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, LeaderElector, type RecipeTraceEvent } from '../../client/index.js';
 import { electionGiveUpTtls } from '../config.js';
+import { pollUntil } from '../../launcher/poll.js';
 import { exited, running, stopProcess, track } from '../../launcher/processes.js';
 import { sampledWorkload } from './samples.js';
 import type { Workload, WorkloadContext } from './workload.js';
@@ -16,12 +17,8 @@ const childScript = fileURLToPath(new URL('../elector-child.js', import.meta.url
 const childLeadTimeoutMs = 20_000;
 const pollMs = 10;
 
-async function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-  }
+function until(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
+  return pollUntil(what, cond, { timeoutMs, intervalMs: pollMs });
 }
 
 function spawnElector(ctx: WorkloadContext, name: string, ttlSeconds: number) {

@@ -2,7 +2,7 @@
 // the measured phase with the CPU sampling, so set-up (preloading keys, connecting watchers,
 // warm-up) and clean-up (revoking leases, closing clients) are not counted.
 import type { BenchSizes } from '../config.js';
-import type { SystemKind } from '../launcher/cluster.js';
+import type { SystemKind } from '../cluster.js';
 
 /** What every workload gets. */
 export interface WorkloadContext {

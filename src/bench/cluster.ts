@@ -1,0 +1,56 @@
+// The bench's 3-member clusters of etcd or tenure, started by the launcher (src/launcher) with the
+// same etcd flags and pinned Raft timing for both, member output in log files in the cluster's
+// temporary directory (not through a pipe, so the bench process pays nothing for it). A launch
+// failure is a BenchSetupError, which the CLI reports as a setup problem.
+import { LaunchError } from '../launcher/errors.js';
+import { startCluster, type Cluster } from '../launcher/cluster.js';
+import { findEtcd, type MemberKind } from '../launcher/member-command.js';
+import { electionTimeoutMs, heartbeatIntervalMs, readyTimeoutMs } from './config.js';
+import { BenchSetupError } from './errors.js';
+
+export type { Cluster } from '../launcher/cluster.js';
+export type SystemKind = MemberKind;
+
+export interface BenchClusterOptions {
+  readonly kind: SystemKind;
+  /**
+   * Extra `node` arguments for tenure members only, before `bin/tenure` (e.g. `--cpu-prof
+   * --cpu-prof-dir=/tmp/prof`, which Node 20 refuses in NODE_OPTIONS). Ignored for etcd.
+   */
+  readonly memberNodeArgs?: readonly string[];
+}
+
+function setupError(e: unknown): unknown {
+  return e instanceof LaunchError ? new BenchSetupError(e.message) : e;
+}
+
+/** Throw a BenchSetupError naming the Debian package unless etcd is installed. */
+export function requireEtcd(): void {
+  try {
+    findEtcd();
+  } catch (e) {
+    throw setupError(e);
+  }
+}
+
+/**
+ * Start a 3-member cluster and wait until it is ready. On failure every process is stopped and
+ * the data removed before the error is thrown.
+ */
+export async function startBenchCluster(options: BenchClusterOptions): Promise<Cluster> {
+  try {
+    return await startCluster({
+      kind: options.kind,
+      size: 3,
+      logs: 'file',
+      command: {
+        heartbeatIntervalMs,
+        electionTimeoutMs,
+        ...(options.memberNodeArgs === undefined ? {} : { nodeArgs: options.memberNodeArgs }),
+      },
+      readyTimeoutMs,
+    });
+  } catch (e) {
+    throw setupError(e);
+  }
+}
