@@ -14,16 +14,9 @@ import {
   runSplitBrain,
   type SplitBrainReport,
 } from '../demo/split-brain.js';
-import { freePorts } from '../launcher/ports.js';
 import { Timeline } from '../demo/timeline.js';
 import { integer } from './args.js';
-import {
-  planCluster,
-  startCluster,
-  stopCluster,
-  waitHealthy,
-  type LocalClusterState,
-} from './local-cluster.js';
+import { startCluster, type Cluster } from '../launcher/cluster.js';
 
 interface SplitBrainFlags {
   readonly endpoints?: string;
@@ -37,28 +30,27 @@ interface SplitBrainFlags {
 // Named limits.
 /** How long the throwaway cluster may take to elect a leader. */
 const healthyTimeoutMs = 30_000;
-/** Attempts with fresh ports when a port was taken between our probe and a member's bind. */
-const clusterAttemptsMax = 3;
 
 /** Start a throwaway cluster in `dir` and wait for a leader; on failure, nothing is left running. */
-async function startThrowawayCluster(dir: string, t: Timeline): Promise<LocalClusterState> {
-  for (let attempt = 1; ; attempt++) {
-    const ports = await freePorts(6);
-    const state = await startCluster(
-      planCluster(join(dir, `cluster-${attempt}`), ports.slice(0, 3), ports.slice(3)),
-      false,
-    );
-    t.event('cluster', `starting 3 members, pids ${state.members.map((m) => m.pid).join(', ')}`);
-    try {
-      await waitHealthy(state, healthyTimeoutMs);
-      return state;
-    } catch (e) {
-      await stopCluster(state);
-      // A member that lost its port to another process exits at once; try fresh ports.
-      if (attempt >= clusterAttemptsMax) throw e;
-      t.event('cluster', `did not start (${String(e).split('\n')[0]}); retrying on other ports`);
-    }
-  }
+function startThrowawayCluster(dir: string, t: Timeline, signal: AbortSignal): Promise<Cluster> {
+  return startCluster({
+    kind: 'tenure',
+    size: 3,
+    tmpRoot: dir,
+    logs: 'file',
+    // The demo's own Ctrl-C handler stops them (and its workers) in its finally.
+    tracked: false,
+    readyTimeoutMs: healthyTimeoutMs,
+    signal,
+    onSpawned: (c) =>
+      t.event(
+        'cluster',
+        `starting 3 members, pids ${c.pids.filter((p) => p !== undefined).join(', ')}`,
+      ),
+    // A member that lost its port to another process exits at once; the launcher tries fresh ports.
+    onRetry: (e) =>
+      t.event('cluster', `did not start (${String(e).split('\n')[0]}); retrying on other ports`),
+  });
 }
 
 function parseStore(text: string): 'files' | 'postgres' {
@@ -132,7 +124,7 @@ export function registerDemo(program: Command): void {
 
       out('tenure demo split-brain: a lock holder frozen past its lease, and who stops its writes');
       let dir: string | undefined;
-      let cluster: LocalClusterState | undefined;
+      let cluster: Cluster | undefined;
       let code = 1;
       try {
         let endpoints: string[];
@@ -141,8 +133,8 @@ export function registerDemo(program: Command): void {
           t.event('cluster', `using ${endpoints.join(', ')}`);
         } else {
           dir = mkdtempSync(join(tmpdir(), 'tenure-demo-'));
-          cluster = await startThrowawayCluster(dir, t);
-          endpoints = cluster.members.map((m) => m.clientUrl);
+          cluster = await startThrowawayCluster(dir, t, abort.signal);
+          endpoints = [...cluster.endpoints];
           t.event('cluster', `healthy: ${endpoints.join(', ')} (data in ${cluster.dir})`);
         }
         const report = await runSplitBrain({
@@ -168,7 +160,11 @@ export function registerDemo(program: Command): void {
         code = 1;
       } finally {
         if (cluster !== undefined) {
-          for (const line of await stopCluster(cluster)) t.event('cluster', line);
+          t.event(
+            'cluster',
+            `stopping pids ${cluster.pids.filter((p) => p !== undefined).join(', ')}`,
+          );
+          await cluster.stop();
           t.event('cluster', 'stopped');
         }
         if (dir !== undefined) rmSync(dir, { recursive: true, force: true });

@@ -1,20 +1,12 @@
-// A local cluster of `tenure start` child processes, as `tenure up` runs it: etcd's local-cluster
+// `tenure up`'s cluster: members started by the launcher (src/launcher) on etcd's local-cluster
 // ports (clients 2379, 22379, 32379; peers 2380, 22380, 32380), data and logs under one
-// directory, and a state file naming the PIDs so that `tenure down` (or a later `up`) finds them.
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../launcher/member-command.js';
-import { spawn } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { createServer } from 'node:net';
+// directory, and a state file naming the PIDs so that `tenure down` (or a later `up`) finds them
+// after this process is gone.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { startCluster, type Cluster } from '../launcher/cluster.js';
+import { LaunchError } from '../launcher/errors.js';
+import { stopPid } from '../launcher/processes.js';
 
 export interface LocalMember {
   readonly name: string;
@@ -33,13 +25,8 @@ export interface LocalClusterState {
 export const DEFAULT_CLIENT_PORTS = [2379, 22379, 32379] as const;
 export const DEFAULT_PEER_PORTS = [2380, 22380, 32380] as const;
 const STATE_FILE = 'cluster.json';
-
-export class LocalClusterError extends Error {
-  override readonly name = 'LocalClusterError';
-  readonly code = 'LOCAL_CLUSTER';
-}
-
-const binPath = fileURLToPath(new URL('../../../bin/tenure', import.meta.url));
+/** `tenure down`: how long members may take to stop after SIGTERM before SIGKILL. */
+const stopGraceMsDefault = 10_000;
 
 /**
  * Whether `pid` is still one of our members: alive and running `tenure start` (a PID recorded
@@ -59,132 +46,80 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-function portFree(port: number): Promise<boolean> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.once('error', () => res(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => res(true)));
-  });
-}
-
 export function readState(dir: string): LocalClusterState | undefined {
-  const p = join(dir, STATE_FILE);
+  const p = join(resolve(dir), STATE_FILE);
   if (!existsSync(p)) return undefined;
   return JSON.parse(readFileSync(p, 'utf8')) as LocalClusterState;
 }
 
-export function planCluster(
-  dir: string,
-  clientPorts: readonly number[],
-  peerPorts: readonly number[],
-): LocalClusterState {
-  const abs = resolve(dir);
-  const members = clientPorts.map((cp, i) => {
-    const name = `n${i + 1}`;
-    return {
-      name,
-      clientUrl: `http://127.0.0.1:${cp}`,
-      peerUrl: `http://127.0.0.1:${peerPorts[i] as number}`,
-      dataDir: join(abs, name),
-      logFile: join(abs, `${name}.log`),
-      pid: 0,
-    };
-  });
-  return { dir: abs, members };
+export interface LocalClusterOptions {
+  readonly dir: string;
+  readonly clientPorts: readonly number[];
+  readonly peerPorts: readonly number[];
+  /** Members outlive this process (`--detach`). */
+  readonly detached: boolean;
 }
 
-/** Start every member as a child process; `detached` ones outlive this process. */
-export async function startCluster(
-  state: LocalClusterState,
-  detached: boolean,
-): Promise<LocalClusterState> {
-  const running = readState(state.dir);
+/**
+ * Start every member as a child process and record them in the state file; the caller waits
+ * for readiness (`cluster.waitReady`). Refuses, with a LaunchError, a data directory whose
+ * cluster still runs and a port in use.
+ */
+export async function startLocalCluster(
+  options: LocalClusterOptions,
+): Promise<{ cluster: Cluster; state: LocalClusterState }> {
+  const dir = resolve(options.dir);
+  const running = readState(dir);
   if (running?.members.some((m) => m.pid > 0 && isAlive(m.pid)))
-    throw new LocalClusterError(
-      `a cluster from ${state.dir} is already running (pids ${running.members.map((m) => m.pid).join(', ')}); stop it with: bin/tenure down`,
+    throw new LaunchError(
+      'ALREADY_RUNNING',
+      `a cluster from ${dir} is already running (pids ${running.members.map((m) => m.pid).join(', ')}); stop it with: bin/tenure down`,
     );
-  for (const m of state.members) {
-    for (const url of [m.clientUrl, m.peerUrl]) {
-      const port = Number(new URL(url).port);
-      if (!(await portFree(port)))
-        throw new LocalClusterError(
-          `port ${port} on 127.0.0.1 is in use (is an etcd or another tenure running?); free it or pass other ports`,
-        );
-    }
-  }
-  mkdirSync(state.dir, { recursive: true });
-  const initialCluster = state.members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
-  for (const m of state.members) {
-    const out = openSync(m.logFile, 'a');
-    const child = spawn(
-      process.execPath,
-      [...MEMBER_NODE_ARGS, binPath, 'start', ...newMemberFlags(m, initialCluster, 'tenure-local')],
-      { stdio: ['ignore', out, out], detached },
-    );
-    closeSync(out);
-    if (child.pid === undefined) throw new LocalClusterError(`could not start ${m.name}`);
-    m.pid = child.pid;
-    if (detached) child.unref();
-  }
-  writeFileSync(join(state.dir, STATE_FILE), JSON.stringify(state, null, 2));
-  return state;
+  const cluster = await startCluster({
+    kind: 'tenure',
+    size: options.clientPorts.length,
+    dir,
+    ports: { client: options.clientPorts, peer: options.peerPorts },
+    token: 'tenure-local',
+    logs: 'file',
+    detached: options.detached,
+    // Its members either outlive this process on purpose or are stopped by up's own Ctrl-C
+    // handler, by the PIDs in the state file.
+    tracked: false,
+    readyTimeoutMs: 0,
+  });
+  const state: LocalClusterState = {
+    dir,
+    members: cluster.names.map((name, i) => ({
+      name,
+      clientUrl: cluster.endpoints[i] ?? '',
+      peerUrl: cluster.peerUrls[i] ?? '',
+      dataDir: cluster.dataDirs[i] ?? '',
+      logFile: cluster.logFiles[i] ?? '',
+      pid: cluster.pids[i] ?? 0,
+    })),
+  };
+  writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
+  return { cluster, state };
 }
 
-/** Poll each member's /health until every one sees a leader, or fail with its log's tail. */
-export async function waitHealthy(
+/**
+ * SIGTERM every member, SIGKILL whoever is still there after `graceMs`; forget the state. By the
+ * recorded PIDs, so that `tenure down` stops what a detached `up` left running.
+ */
+export async function stopCluster(
   state: LocalClusterState,
-  timeoutMs: number,
-  onProgress?: (healthy: number) => void,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    let healthy = 0;
-    for (const m of state.members) {
-      if (!isAlive(m.pid))
-        throw new LocalClusterError(`${m.name} exited during start:\n${tail(m.logFile)}`);
-      try {
-        const r = await fetch(`${m.clientUrl}/health`, { signal: AbortSignal.timeout(1000) });
-        const body = (await r.json()) as { health?: string };
-        if (r.ok && body.health === 'true') healthy += 1;
-      } catch {
-        // not listening yet
-      }
-    }
-    onProgress?.(healthy);
-    if (healthy === state.members.length) return;
-    if (performance.now() > deadline) {
-      const logs = state.members.map((m) => `--- ${m.name}\n${tail(m.logFile)}`).join('\n');
-      throw new LocalClusterError(
-        `the cluster was not healthy within ${timeoutMs} ms (${healthy}/${state.members.length} members):\n${logs}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-function tail(file: string): string {
-  if (!existsSync(file)) return '(no log)';
-  return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
-}
-
-/** SIGTERM every member, SIGKILL whoever is still there after `graceMs`; forget the state. */
-export async function stopCluster(state: LocalClusterState, graceMs = 10_000): Promise<string[]> {
+  graceMs = stopGraceMsDefault,
+): Promise<string[]> {
   const lines: string[] = [];
-  for (const m of state.members) {
-    if (m.pid > 0 && isAlive(m.pid)) {
-      process.kill(m.pid, 'SIGTERM');
+  await Promise.all(
+    state.members.map(async (m) => {
+      if (m.pid <= 0 || !isAlive(m.pid)) return;
       lines.push(`${m.name}: SIGTERM sent to pid ${m.pid}`);
-    }
-  }
-  const deadline = performance.now() + graceMs;
-  while (state.members.some((m) => m.pid > 0 && isAlive(m.pid)) && performance.now() < deadline)
-    await new Promise((r) => setTimeout(r, 50));
-  for (const m of state.members) {
-    if (m.pid > 0 && isAlive(m.pid)) {
-      process.kill(m.pid, 'SIGKILL');
-      lines.push(`${m.name}: did not stop within ${graceMs} ms; SIGKILL sent`);
-    }
-  }
+      if (await stopPid(m.pid, isAlive, graceMs))
+        lines.push(`${m.name}: did not stop within ${graceMs} ms; SIGKILL sent`);
+    }),
+  );
   rmSync(join(state.dir, STATE_FILE), { force: true });
   return lines;
 }

@@ -3,16 +3,16 @@
 // `tenure down` stops it. `--simulated` runs the old in-process simulated cluster instead.
 import type { Command } from 'commander';
 import { parsePorts } from './args.js';
+import { resolve } from 'node:path';
+import { LaunchError } from '../launcher/errors.js';
+import type { Cluster } from '../launcher/cluster.js';
 import {
   DEFAULT_CLIENT_PORTS,
   DEFAULT_PEER_PORTS,
   isAlive,
-  LocalClusterError,
-  planCluster,
   readState,
-  startCluster,
+  startLocalCluster,
   stopCluster,
-  waitHealthy,
   type LocalClusterState,
 } from './local-cluster.js';
 
@@ -69,12 +69,17 @@ export function registerUp(program: Command): void {
         );
         process.exit(2);
       }
-      const plan = planCluster(flags.dataDir, clientPorts, peerPorts);
+      let cluster: Cluster;
       let state: LocalClusterState;
       try {
-        state = await startCluster(plan, flags.detach === true);
+        ({ cluster, state } = await startLocalCluster({
+          dir: flags.dataDir,
+          clientPorts,
+          peerPorts,
+          detached: flags.detach === true,
+        }));
       } catch (e) {
-        if (e instanceof LocalClusterError) {
+        if (e instanceof LaunchError) {
           process.stderr.write(`tenure up: ${e.message}\n`);
           process.exit(1);
         }
@@ -82,12 +87,14 @@ export function registerUp(program: Command): void {
       }
       try {
         let last = -1;
-        await waitHealthy(state, HEALTHY_TIMEOUT_MS, (n) => {
-          if (n !== last)
-            process.stderr.write(
-              `waiting for a leader: ${n}/${state.members.length} members healthy\n`,
-            );
-          last = n;
+        await cluster.waitReady(HEALTHY_TIMEOUT_MS, {
+          onProgress: (n) => {
+            if (n !== last)
+              process.stderr.write(
+                `waiting for a leader: ${n}/${state.members.length} members healthy\n`,
+              );
+            last = n;
+          },
         });
       } catch (e) {
         process.stderr.write(`tenure up: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -134,10 +141,10 @@ export function registerUp(program: Command): void {
     .description('stop a cluster started with `tenure up --detach`')
     .option('--data-dir <dir>', 'the data dir given to `up`', '.tenure')
     .action(async (flags: { dataDir: string }) => {
-      const plan = planCluster(flags.dataDir, [], []);
-      const state = readState(plan.dir);
+      const dir = resolve(flags.dataDir);
+      const state = readState(dir);
       if (!state) {
-        process.stdout.write(`no cluster is recorded in ${plan.dir}; nothing to stop\n`);
+        process.stdout.write(`no cluster is recorded in ${dir}; nothing to stop\n`);
         return;
       }
       for (const line of await stopCluster(state)) process.stdout.write(`${line}\n`);
