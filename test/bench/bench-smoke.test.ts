@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli, type CliResult } from '../helpers.js';
+import { runCli, type CliResult } from '../support/run-child.js';
 
 /** Budget for the whole quick run; the child is killed by PID past it. */
 const budgetMs = 85_000;

@@ -2,7 +2,7 @@
 // the test only checks that it runs and answers the right verdict).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
 
 test('tenure check bench runs on a small history and reports its verdict', async () => {
   const r = await runCli(['check', 'bench', '--ops', '500', '--json'], 120_000);

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
 import { freePorts } from '../../src/launcher/ports.js';
 import { GrpcKv } from '../cluster/grpc-kv.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';

@@ -3,10 +3,9 @@
 // recipes-tenure.test.ts). Every process started here (cluster members, etcdctl, child holders
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
-import { exited, running, track } from '../../src/launcher/processes.js';
-import { eventuallyTrue as eventually } from '../compat/support.js';
+import { LineChild } from '../support/line-child.js';
+import { eventuallyTrue as eventually } from '../support/poll.js';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import {
@@ -40,52 +39,31 @@ type Line = Record<string, unknown>;
 
 /** A compiled test script run with node; JSON stdout lines; stopped by PID. */
 class NodeChild {
-  readonly #child: ChildProcess;
-  readonly lines: Line[] = [];
-  #partial = '';
-  #stderr = '';
+  readonly #child: LineChild;
 
   constructor(script: string, args: readonly string[]) {
     const path = fileURLToPath(new URL(script, import.meta.url));
-    this.#child = track(
-      spawn(process.execPath, [path, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }),
-    );
-    // A line sent after the child died must not end this test process with EPIPE.
-    this.#child.stdin?.on('error', () => undefined);
-    this.#child.stdout?.on('data', (b: Buffer) => {
-      const parts = (this.#partial + b.toString()).split('\n');
-      this.#partial = parts.pop() ?? '';
-      for (const p of parts) if (p.trim() !== '') this.lines.push(JSON.parse(p) as Line);
-    });
-    this.#child.stderr?.on('data', (b: Buffer) => (this.#stderr += b.toString()));
+    this.#child = new LineChild(process.execPath, [path, ...args]);
+  }
+
+  get lines(): Line[] {
+    return this.#child.records<Line>();
   }
 
   get pid(): number {
-    const pid = this.#child.pid;
-    if (pid === undefined) throw new Error('child did not start');
-    return pid;
+    return this.#child.pid;
   }
 
   get running(): boolean {
-    return running(this.#child);
+    return this.#child.running;
   }
 
-  async waitFor(type: string, timeoutMs = 20_000): Promise<Line> {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const l = this.lines.find((x) => x.type === type);
-      if (l !== undefined) return l;
-      if (!this.running || Date.now() > end) {
-        const how = this.running
-          ? `still running after ${timeoutMs} ms`
-          : `exited (code ${this.#child.exitCode}, signal ${this.#child.signalCode})`;
-        assert.fail(
-          `child ${this.pid} gave no "${type}" line, ${how}; its lines: ` +
-            `${JSON.stringify(this.lines)}; stderr:\n${this.#stderr}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 10));
-    }
+  waitFor(type: string, timeoutMs = 20_000): Promise<Line> {
+    return this.#child.waitFor(
+      `"${type}" line`,
+      () => this.lines.find((x) => x.type === type),
+      timeoutMs,
+    );
   }
 
   /** Wait for the child to exit by itself; fail (it is then stopped by the caller) if it does not. */
@@ -94,20 +72,15 @@ class NodeChild {
     const bound = new Promise<'timeout'>(
       (r) => (timer = setTimeout(() => r('timeout'), timeoutMs)),
     );
-    const how = await Promise.race([exited(this.#child).then(() => 'exited' as const), bound]);
+    const how = await Promise.race([this.#child.exited().then(() => 'exited' as const), bound]);
     clearTimeout(timer);
-    if (how === 'timeout') {
-      assert.fail(
-        `child ${this.pid} still running ${timeoutMs} ms on; its lines: ` +
-          `${JSON.stringify(this.lines)}; stderr:\n${this.#stderr}`,
-      );
-    }
+    if (how === 'timeout') assert.fail(this.#child.describe(`still running ${timeoutMs} ms on`));
     return this.#child.exitCode;
   }
 
   /** Write one line to the child's stdin. */
   send(line: string): void {
-    this.#child.stdin?.write(`${line}\n`);
+    this.#child.write(line);
   }
 
   signal(signal: NodeJS.Signals): void {
@@ -116,8 +89,7 @@ class NodeChild {
 
   /** SIGKILL by PID (it ends a stopped process too) and wait for the exit. */
   async stop(): Promise<void> {
-    if (this.running) process.kill(this.pid, 'SIGKILL');
-    await exited(this.#child);
+    await this.#child.stop('SIGKILL');
   }
 }
 

@@ -13,7 +13,7 @@ import {
   type Watcher,
 } from 'etcd3';
 import { startCluster, type BackendKind, type Cluster } from '../cluster/cluster.js';
-import { eventually } from './support.js';
+import { eventually } from '../support/poll.js';
 
 /** Bound on waiting for watch events or lease expiry (a hang guard, not a speed check). */
 const eventTimeoutMs = 15_000;

@@ -12,7 +12,8 @@ import {
   type Cluster,
   type EtcdctlResult,
 } from '../cluster/cluster.js';
-import { b64, eventually, parseJsonLongs } from './support.js';
+import { b64, parseJsonLongs } from './support.js';
+import { eventually } from '../support/poll.js';
 
 /** Bound on waiting for a long-running etcdctl's output (a hang guard, not a speed check). */
 const linesTimeoutMs = 15_000;

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as prettier from 'prettier';
 import { startCluster, type BackendKind } from '../cluster/cluster.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 import { runDifferentialScript, type Recording } from './differential.js';
 
 /** The golden recording from etcd 3.4.23, in the source tree (not the build output). */

@@ -1,36 +1,4 @@
-// Small helpers shared by the compatibility suites: bounded polling and JSON with 64-bit integers.
-
-/** Named limit: how long a poll waits for something that must happen eventually. */
-export const eventuallyMsDefault = 15_000;
-/** Pause between polls. */
-const pollIntervalMs = 50;
-
-/**
- * Call `probe` until it returns a value other than undefined; throw after `timeoutMs` with
- * `what` and the last probe's description. A deadline bounds a hang; it does not assert speed.
- */
-export async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number = eventuallyMsDefault,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() >= deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, pollIntervalMs));
-  }
-}
-
-/** `eventually` for a synchronous condition: poll `check` until it is true. */
-export async function eventuallyTrue(
-  what: string,
-  check: () => boolean,
-  timeoutMs: number = eventuallyMsDefault,
-): Promise<void> {
-  await eventually(what, () => Promise.resolve(check() ? true : undefined), timeoutMs);
-}
+// Small helpers shared by the compatibility suites: JSON with 64-bit integers, base64 fields.
 
 /**
  * JSON.parse that keeps integers of 16 or more digits as decimal strings, so cluster, member and

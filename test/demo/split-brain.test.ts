@@ -4,7 +4,7 @@
 // running cluster (`--endpoints`) with the PostgreSQL store, and bad usage.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
 import { startCluster } from '../cluster/cluster.js';
 import { startPostgres } from '../fence/postgres-server.js';
 

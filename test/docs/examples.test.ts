@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { freePorts } from '../../src/launcher/ports.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
 import { startPostgres, type PostgresServer } from '../fence/postgres-server.js';
-import { repoRoot, runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
+import { repoRoot } from '../support/paths.js';
 
 const run = promisify(execFile);
 /** One example's whole run, generous: a lock taken and released on a loopback cluster. */

@@ -26,7 +26,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { REFUSAL_MESSAGES } from '../../src/replica/member/leader-routing.js';
 import type { EtcdGrpc, Message, Outcome } from '../compat/grpc-client.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
+import { waitAtMost } from '../support/poll.js';
 import { MEMBERS, NsCluster } from './ns-cluster.js';
 
 export const SCENARIOS = [
@@ -78,16 +79,6 @@ function ok(o: Outcome, what: string): Message {
 
 function header(m: Message): Message {
   return m.header as Message;
-}
-
-/** Waits for `cond` at most `ms`; true if it held. */
-async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
-  const until = now() + ms;
-  while (!cond()) {
-    if (now() > until) return false;
-    await sleep(20);
-  }
-  return true;
 }
 
 /** A LeaseKeepAlive stream that renews every 100 ms and pairs each answer with a send time. */
@@ -235,7 +226,7 @@ async function renewals(c: NsCluster): Promise<Verdict> {
     const t = watches.map((w) => w.firstDeleteMs()).filter((x) => x !== undefined);
     return t.length > 0 ? Math.min(...t) : undefined;
   };
-  await waitFor(() => gone() !== undefined && other.atMs !== undefined, EXPIRY_WAIT_MS);
+  await waitAtMost(() => gone() !== undefined && other.atMs !== undefined, EXPIRY_WAIT_MS);
   for (const w of watches) w.close();
   const goneMs = gone();
   const grantedMs = other.outcome && 'ok' in other.outcome ? other.atMs : undefined;
@@ -309,7 +300,7 @@ async function forwardedWrite(c: NsCluster): Promise<Verdict> {
   const healMs = now();
   log('healed');
   const applied = () => watch.events.find((e) => e.value === 'v1');
-  await waitFor(() => applied() !== undefined, HELD_DELIVERY_WAIT_MS);
+  await waitAtMost(() => applied() !== undefined, HELD_DELIVERY_WAIT_MS);
   await late.done;
   watch.close();
 
@@ -371,7 +362,7 @@ async function lateUnlock(c: NsCluster, abandon: boolean): Promise<Verdict> {
   c.heal();
   const healMs = now();
   log('healed');
-  await waitFor(() => next.atMs !== undefined, HELD_AFTER_SHORT_CUT_WAIT_MS);
+  await waitAtMost(() => next.atMs !== undefined, HELD_AFTER_SHORT_CUT_WAIT_MS);
   await Promise.race([firstUnlock.done, sleep(HELD_AFTER_SHORT_CUT_WAIT_MS)]);
   const range = ok(await onL.unary('KV', 'Range', { key }), 'Range');
   const kv = ((range.kvs as Message[] | undefined) ?? [])[0];

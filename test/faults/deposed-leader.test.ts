@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { track } from '../../src/launcher/processes.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 import { SCENARIOS, type Scenario, type Verdict } from './deposed-leader-scenarios.js';
 
 /** A hang guard for one scenario (each takes 10–30 s here), not a speed check. */

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { freePorts } from '../../src/launcher/ports.js';
 import { isAlive, readState } from '../../src/cli/local-cluster.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 
 const run = promisify(execFile);
 /** npm install from the local cache, tsc and a cluster start each take a few seconds here. */

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 
 const protoDir = join(repoRoot(), 'proto');
 

@@ -2,22 +2,11 @@
 // the harness and its regenerated text compared with the file. With REWRITE=1 the regenerated
 // text is written back instead, to be reviewed as a diff before it is committed.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { runScript } from './interaction-harness.js';
-
-/** The repository root: the nearest folder above this file that holds package.json. */
-function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const up = dirname(dir);
-    if (up === dir) throw new Error('package.json not found above the test file');
-    dir = up;
-  }
-}
+import { repoRoot } from '../support/paths.js';
 
 /** A line diff (longest common subsequence), with a few lines of context around each change. */
 function lineDiff(expected: string, actual: string, context = 3): string {

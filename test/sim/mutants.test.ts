@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MUTANT_NAMES } from '../../src/core/base/mutants.js';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
 
 interface Catch {
   name: string;

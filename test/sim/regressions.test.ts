@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RegressionScript } from '../../src/sim/regression.js';
 import { runSchedule } from '../../src/sim/run.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 
 const dir = join(repoRoot(), 'test', 'regressions');
 const files = readdirSync(dir)

@@ -6,7 +6,7 @@
 // costs several times what it did when the simulator ran bare replicas.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runCli } from '../helpers.js';
+import { runCli } from '../support/run-child.js';
 
 const SEEDS = 600;
 

@@ -1,0 +1,57 @@
+// Bounded waits for tests, on the launcher's poll (src/launcher/poll.ts): each waits for a
+// condition with a deadline that bounds a hang and fails the test with what it waited for. No
+// test uses how long a wait took as a verdict.
+import { pollFor, pollUntil, PollTimeoutError } from '../../src/launcher/poll.js';
+
+export { PollTimeoutError, sleep } from '../../src/launcher/poll.js';
+
+/** Named limit: how long a poll waits for something that must happen eventually. */
+export const eventuallyMsDefault = 15_000;
+/** Pause between checks of an in-memory condition (cheap to check). */
+const untilIntervalMs = 10;
+/** Pause between probes that talk to a server. */
+const probeIntervalMs = 50;
+
+/** Wait until `cond` holds; fail after `timeoutMs` naming `what`. */
+export function until(
+  what: string,
+  cond: () => boolean,
+  timeoutMs: number = eventuallyMsDefault,
+): Promise<void> {
+  return pollUntil(what, cond, { timeoutMs, intervalMs: untilIntervalMs });
+}
+
+/**
+ * Call `probe` until it returns a value other than undefined; fail after `timeoutMs` naming
+ * `what`.
+ */
+export function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number = eventuallyMsDefault,
+): Promise<T> {
+  return pollFor(what, probe, { timeoutMs, intervalMs: probeIntervalMs });
+}
+
+/** `eventually` for a synchronous condition: poll `check` until it is true. */
+export function eventuallyTrue(
+  what: string,
+  check: () => boolean,
+  timeoutMs: number = eventuallyMsDefault,
+): Promise<void> {
+  return pollUntil(what, check, { timeoutMs, intervalMs: probeIntervalMs });
+}
+
+/**
+ * Wait until `cond` holds or `timeoutMs` passes, whichever is first; true if it held. For a
+ * scenario step that goes on either way (its verdict is judged later).
+ */
+export async function waitAtMost(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+  try {
+    await until('a condition', cond, timeoutMs);
+    return true;
+  } catch (e) {
+    if (e instanceof PollTimeoutError) return false;
+    throw e;
+  }
+}
