@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Fixture } from './api-fixture.js';
 import { b, startFixture, text } from './api-fixture.js';
+import { LineSplitter } from '../../src/launcher/lines.js';
 
 let f: Fixture;
 let base: string;
@@ -129,19 +130,15 @@ test('watch streams {"result": ...} lines until the client goes away', async () 
   assert.ok(res.body);
   const chunks = (res.body as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
   const lines: Json[] = [];
-  let buffered = '';
+  const splitter = new LineSplitter();
+  const pending: string[] = [];
   const nextLine = async (): Promise<Json> => {
-    for (;;) {
-      const nl = buffered.indexOf('\n');
-      if (nl >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        return JSON.parse(line) as Json;
-      }
+    while (pending.length === 0) {
       const chunk = await chunks.next();
       assert.equal(chunk.done, false);
-      buffered += Buffer.from(chunk.value).toString();
+      pending.push(...splitter.push(Buffer.from(chunk.value)));
     }
+    return JSON.parse(pending.shift() ?? '') as Json;
   };
   lines.push(await nextLine());
   assert.equal(lines[0]?.['result']?.['created'], true);

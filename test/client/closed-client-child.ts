@@ -12,6 +12,7 @@ import {
   Lock,
   connect,
 } from '../../src/client/index.js';
+import { until } from '../support/poll.js';
 
 const [endpointsArg, name] = process.argv.slice(2);
 if (endpointsArg === undefined || name === undefined) {
@@ -41,7 +42,8 @@ const observer = new Election(client, `${name}/elector`).observe();
 const keepAlive = client.lease.keepAlive(session.leaseId);
 const watcher = client.watch(`${name}/watched`);
 await watcher.ready();
-while (!leading) await new Promise((r) => setTimeout(r, 20));
+// Bounded: the parent fails the test on a child that never prints 'open'.
+await until('the elector to lead', () => leading, 30_000);
 print({ type: 'open' });
 
 await client.close();

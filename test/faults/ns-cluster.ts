@@ -7,12 +7,12 @@
 // root, so it reads the checkout and its data wherever they are). Every member is stopped by its
 // PID; the namespace, its rules and anything left in it vanish with this process.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { memberCommand } from '../../src/launcher/member-command.js';
+import { pollFor } from '../../src/launcher/poll.js';
 import { removeDir, stopProcess, track, trackDir } from '../../src/launcher/processes.js';
-import { MEMBER_NODE_ARGS, newMemberFlags } from '../../src/launcher/member-command.js';
 import { EtcdGrpc, type Message } from '../compat/grpc-client.js';
 
 export const MEMBERS = 3;
@@ -55,7 +55,8 @@ export class NsCluster {
       const dataDir = join(dir, `m${i + 1}`);
       mkdirSync(dataDir);
       const log = openSync(join(dir, `m${i + 1}.log`), 'w');
-      const flags = newMemberFlags(
+      const { file, args } = memberCommand(
+        'tenure',
         {
           name: `m${i + 1}`,
           dataDir,
@@ -64,13 +65,13 @@ export class NsCluster {
         },
         initialCluster,
         'faults',
+        { tenureBin },
       );
-      return track(
-        spawn(process.execPath, [...MEMBER_NODE_ARGS, tenureBin, 'start', ...flags], {
-          gid: GID_BASE + i,
-          stdio: ['ignore', log, log],
-        }),
-      );
+      try {
+        return track(spawn(file, args, { gid: GID_BASE + i, stdio: ['ignore', log, log] }));
+      } finally {
+        closeSync(log);
+      }
     });
     const c = new NsCluster(dir, children);
     await c.leader();
@@ -88,26 +89,23 @@ export class NsCluster {
    * serves a linearizable read.
    */
   async leader(timeoutMs = READY_TIMEOUT_MS): Promise<number> {
-    const until = performance.now() + timeoutMs;
-    for (;;) {
-      const seen = await Promise.all(
-        this.clients.map((c) => c.unary('Maintenance', 'Status', {}, 1_000)),
-      );
-      const ids = seen.map((o) => ('ok' in o ? (o.ok.header as Message).member_id : undefined));
-      const leaders = new Set(seen.map((o) => ('ok' in o ? o.ok.leader : undefined)));
-      const [only] = [...leaders];
-      if (leaders.size === 1 && typeof only === 'string' && only !== '0') {
+    return pollFor(
+      'an agreed leader',
+      async () => {
+        const seen = await Promise.all(
+          this.clients.map((c) => c.unary('Maintenance', 'Status', {}, 1_000)),
+        );
+        const ids = seen.map((o) => ('ok' in o ? (o.ok.header as Message).member_id : undefined));
+        const leaders = new Set(seen.map((o) => ('ok' in o ? o.ok.leader : undefined)));
+        const [only] = [...leaders];
+        if (leaders.size !== 1 || typeof only !== 'string' || only === '0') return undefined;
         const i = ids.indexOf(only);
-        if (
-          i >= 0 &&
-          'ok' in (await this.clients[i]!.unary('KV', 'Range', { key: Buffer.from('x') }, 1_000))
-        )
-          return i;
-      }
-      if (performance.now() > until)
-        throw new Error(`no agreed leader within ${timeoutMs} ms:\n${this.logTails()}`);
-      await sleep(POLL_MS);
-    }
+        if (i < 0) return undefined;
+        const read = await this.clients[i]!.unary('KV', 'Range', { key: Buffer.from('x') }, 1_000);
+        return 'ok' in read ? i : undefined;
+      },
+      { timeoutMs, intervalMs: POLL_MS, describe: () => this.logTails() },
+    );
   }
 
   /**

@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePorts } from '../../src/launcher/ports.js';
-import { track } from '../../src/launcher/processes.js';
+import { pollUntil } from '../../src/launcher/poll.js';
+import { running, stopProcess, track } from '../../src/launcher/processes.js';
 
 export interface PostgresServer {
   /** `postgres://postgres@127.0.0.1:<port>/<database>` */
@@ -139,28 +140,19 @@ export async function startPostgres(options: { database?: string } = {}): Promis
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let running = true;
-  void exited.then(() => {
-    running = false;
-  });
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
-      if (running) {
-        child.kill('SIGINT');
-        const timer = setTimeout(() => child.kill('SIGKILL'), stopGraceMs);
-        await exited;
-        clearTimeout(timer);
-      }
+      // SIGINT is PostgreSQL's fast shutdown.
+      await stopProcess(child, stopGraceMs, 'SIGINT');
       rmSync(dir, { recursive: true, force: true });
     })());
 
   try {
     await waitReady(
       port,
-      () => running,
+      () => running(child),
       () => log,
     );
     const admin = new pg.Client({
@@ -191,21 +183,21 @@ export async function startPostgres(options: { database?: string } = {}): Promis
 }
 
 async function waitReady(port: number, running: () => boolean, log: () => string): Promise<void> {
-  const end = Date.now() + readyTimeoutMs;
-  for (;;) {
-    if (!running()) throw new Error(`postgres exited during start:\n${log()}`);
-    const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
-    c.on('error', () => {});
-    try {
-      await c.connect();
-      await c.end();
-      return;
-    } catch {
-      await c.end().catch(() => {});
-    }
-    if (Date.now() > end) {
-      throw new Error(`postgres did not accept connections within ${readyTimeoutMs} ms:\n${log()}`);
-    }
-    await new Promise((r) => setTimeout(r, readyPollIntervalMs));
-  }
+  await pollUntil(
+    'postgres to accept connections',
+    async () => {
+      if (!running()) throw new Error(`postgres exited during start:\n${log()}`);
+      const c = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
+      c.on('error', () => {});
+      try {
+        await c.connect();
+        await c.end();
+        return true;
+      } catch {
+        await c.end().catch(() => {});
+        return false;
+      }
+    },
+    { timeoutMs: readyTimeoutMs, intervalMs: readyPollIntervalMs, describe: log },
+  );
 }

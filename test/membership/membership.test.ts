@@ -18,6 +18,7 @@ import {
   type MembershipEvent,
 } from '../../src/membership/index.js';
 import type { Packet } from '../../src/core/detect/index.js';
+import { until } from '../support/poll.js';
 
 const ping: Packet = {
   type: 'ping',
@@ -28,14 +29,6 @@ const ping: Packet = {
     { type: 'dead', name: 'c', epoch: 1, inc: 0, from: 'a', silentForMs: 12, reason: 'timeout' },
   ],
 };
-
-async function until(what: string, cond: () => boolean, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('codec', () => {
   it('round-trips a packet, over UDP and in TCP frames', () => {

@@ -5,13 +5,12 @@
 //
 // Nothing here sleeps to assert speed: each step waits for a condition, with a generous deadline.
 
-import { spawn, type ChildProcess } from 'node:child_process';
-import dgram from 'node:dgram';
-import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { track } from '../../src/launcher/processes.js';
+import { freePorts } from '../../src/launcher/ports.js';
+import { LineChild } from '../support/line-child.js';
+import { until } from '../support/poll.js';
 
 const SCRIPT = fileURLToPath(new URL('./member-process.js', import.meta.url));
 const N = 8;
@@ -21,7 +20,7 @@ const STEP_DEADLINE_MS = 30_000;
 interface Child {
   readonly name: string;
   readonly port: number;
-  proc: ChildProcess;
+  proc: LineChild;
   pid: number;
 }
 
@@ -33,74 +32,31 @@ const views = new Map<string, Map<string, Status>>();
 const history: { observer: string; target: string; status: Status }[] = [];
 const children: Child[] = [];
 
-/** A port free for both TCP and UDP on loopback, found by binding port 0. */
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const s = net.createServer();
-      s.once('error', reject);
-      s.listen(0, HOST, () => {
-        const a = s.address();
-        const p = typeof a === 'object' && a !== null ? a.port : 0;
-        s.close(() => resolve(p));
-      });
-    });
-    const udpFree = await new Promise<boolean>((resolve) => {
-      const u = dgram.createSocket('udp4');
-      u.once('error', () => resolve(false));
-      u.bind(port, HOST, () => u.close(() => resolve(true)));
-    });
-    if (udpFree) return port;
-  }
+interface MemberLine {
+  ready?: boolean;
+  event?: string;
+  observer?: string;
+  target?: string;
 }
 
-function launch(name: string, port: number, seeds: string[]): Promise<Child> {
-  const proc = track(
-    spawn(process.execPath, [SCRIPT, name, String(port), ...seeds], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    }),
-  );
-  const child: Child = { name, port, proc, pid: proc.pid ?? -1 };
-  let buf = '';
-  return new Promise((resolve, reject) => {
-    proc.once('error', reject);
-    proc.stdout?.setEncoding('utf8');
-    proc.stdout?.on('data', (chunk: string) => {
-      buf += chunk;
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        const msg = JSON.parse(line) as {
-          ready?: boolean;
-          event?: string;
-          observer?: string;
-          target?: string;
-        };
-        if (msg.ready === true) resolve(child);
-        if (msg.observer !== undefined && msg.target !== undefined && msg.event !== undefined) {
-          const status = msg.event as Status;
-          let v = views.get(msg.observer);
-          if (v === undefined) views.set(msg.observer, (v = new Map<string, Status>()));
-          v.set(msg.target, status);
-          history.push({ observer: msg.observer, target: msg.target, status });
-        }
+/** Start member `name`, following its event lines into `views` and `history`, until it is ready. */
+async function launch(name: string, port: number, seeds: string[]): Promise<Child> {
+  let ready = false;
+  const proc = new LineChild(process.execPath, [SCRIPT, name, String(port), ...seeds], {
+    onLine: (line) => {
+      const msg = JSON.parse(line) as MemberLine;
+      if (msg.ready === true) ready = true;
+      if (msg.observer !== undefined && msg.target !== undefined && msg.event !== undefined) {
+        const status = msg.event as Status;
+        let v = views.get(msg.observer);
+        if (v === undefined) views.set(msg.observer, (v = new Map<string, Status>()));
+        v.set(msg.target, status);
+        history.push({ observer: msg.observer, target: msg.target, status });
       }
-    });
-    proc.once('exit', (code) => reject(new Error(`${name} exited early with ${code}`)));
+    },
   });
-}
-
-async function until(
-  what: string,
-  cond: () => boolean,
-  deadlineMs = STEP_DEADLINE_MS,
-): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await proc.waitFor(`${name}'s ready line`, () => (ready ? true : undefined), STEP_DEADLINE_MS);
+  return { name, port, proc, pid: proc.pid };
 }
 
 function others(name: string): Child[] {
@@ -113,8 +69,7 @@ function everyoneSees(target: string, status: Status, observers = others(target)
 
 describe('membership: 8 real processes on loopback', { timeout: 180_000 }, () => {
   before(async () => {
-    const ports: number[] = [];
-    for (let i = 0; i < N; i++) ports.push(await freePort());
+    const ports = await freePorts(N, { udp: true });
     const seed = `${HOST}:${ports[0]}`;
     for (let i = 0; i < N; i++) {
       children.push(await launch(`m${i}`, ports[i] as number, i === 0 ? [] : [seed]));
@@ -133,7 +88,11 @@ describe('membership: 8 real processes on loopback', { timeout: 180_000 }, () =>
   });
 
   it('forms a cluster: everyone sees everyone alive', async () => {
-    await until('all alive everywhere', () => children.every((c) => everyoneSees(c.name, 'alive')));
+    await until(
+      'all alive everywhere',
+      () => children.every((c) => everyoneSees(c.name, 'alive')),
+      STEP_DEADLINE_MS,
+    );
   });
 
   it('a 2 s SIGSTOP gives suspect, never dead; after SIGCONT it refutes and is alive everywhere', async () => {
@@ -145,12 +104,16 @@ describe('membership: 8 real processes on loopback', { timeout: 180_000 }, () =>
     process.kill(victim.pid, 'SIGSTOP');
     try {
       // Stop it for 2 s (a little longer only if the machine is so loaded that nobody has noticed yet).
-      await until('2 s to pass', () => Date.now() - stoppedAt >= 2000);
+      await until('2 s to pass', () => Date.now() - stoppedAt >= 2000, STEP_DEADLINE_MS);
       await until(`someone suspects ${victim.name}`, suspected, 5000);
     } finally {
       process.kill(victim.pid, 'SIGCONT');
     }
-    await until(`${victim.name} alive everywhere again`, () => everyoneSees(victim.name, 'alive'));
+    await until(
+      `${victim.name} alive everywhere again`,
+      () => everyoneSees(victim.name, 'alive'),
+      STEP_DEADLINE_MS,
+    );
     const dead = history.slice(mark).filter((h) => h.target === victim.name && h.status === 'dead');
     assert.deepEqual(dead, [], `${victim.name} must never be declared dead for a 2 s pause`);
   });
@@ -158,7 +121,11 @@ describe('membership: 8 real processes on loopback', { timeout: 180_000 }, () =>
   it('kill -9 → dead in every view', async () => {
     const victim = children[5] as Child;
     process.kill(victim.pid, 'SIGKILL');
-    await until(`${victim.name} dead everywhere`, () => everyoneSees(victim.name, 'dead'));
+    await until(
+      `${victim.name} dead everywhere`,
+      () => everyoneSees(victim.name, 'dead'),
+      STEP_DEADLINE_MS,
+    );
   });
 
   it('restart with the same name → alive again everywhere', async () => {
@@ -167,9 +134,15 @@ describe('membership: 8 real processes on loopback', { timeout: 180_000 }, () =>
     views.delete(old.name);
     const again = await launch(old.name, old.port, [seed]);
     children[5] = again;
-    await until(`${again.name} alive again everywhere`, () => everyoneSees(again.name, 'alive'));
-    await until(`${again.name} sees everyone alive`, () =>
-      others(again.name).every((o) => views.get(again.name)?.get(o.name) === 'alive'),
+    await until(
+      `${again.name} alive again everywhere`,
+      () => everyoneSees(again.name, 'alive'),
+      STEP_DEADLINE_MS,
+    );
+    await until(
+      `${again.name} sees everyone alive`,
+      () => others(again.name).every((o) => views.get(again.name)?.get(o.name) === 'alive'),
+      STEP_DEADLINE_MS,
     );
   });
 });

@@ -1,7 +1,6 @@
 // The file-backed Disk: appends become durable with fdatasync, replace is atomic, and a node
 // killed with SIGKILL in the middle of a write load restarts with every acknowledged write.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import { RegisterMachine } from '../../src/core/state/registers.js';
 import { logIndex, nodeId, term } from '../../src/core/base/units.js';
 import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
 import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
-import { track } from '../../src/launcher/processes.js';
+import { LineChild } from '../support/line-child.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
 const enc = new TextEncoder();
@@ -94,35 +93,31 @@ test('appends go into preallocated zeros, which recovery reads as the end of the
 });
 
 /** Run the writer until it has acknowledged `acks` writes, then SIGKILL it; return the acks. */
-function runAndKill(dir: string, round: number, acks: number): Promise<number> {
+async function runAndKill(dir: string, round: number, acks: number): Promise<number> {
   const script = fileURLToPath(new URL('./wal-writer.js', import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = track(
-      spawn(process.execPath, [script, dir, String(round)], { stdio: ['ignore', 'pipe', 'pipe'] }),
-    );
-    let last = 0;
-    let buf = '';
-    let stderr = '';
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-      reject(new Error(`writer made only ${last} acknowledgements in 60 s: ${stderr}`));
-    }, 60_000);
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.stdout.on('data', (b: Buffer) => {
-      buf += b.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop() ?? '';
-      for (const l of lines) {
-        const m = /^ack (\d+)$/.exec(l);
-        if (m) last = Number(m[1]);
-      }
-      if (last >= acks && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
-    });
-    child.on('close', () => {
-      clearTimeout(timer);
-      resolve(last);
-    });
+  let last = 0;
+  const child: LineChild = new LineChild(process.execPath, [script, dir, String(round)], {
+    onLine: (l) => {
+      const m = /^ack (\d+)$/.exec(l);
+      if (m) last = Number(m[1]);
+      // Killed at once, on the line: the writer is in the middle of its next write.
+      if (last >= acks && child.running) process.kill(child.pid, 'SIGKILL');
+    },
   });
+  try {
+    await child.waitFor(
+      `${acks} acknowledgements`,
+      () => (last >= acks ? last : undefined),
+      60_000,
+    );
+  } catch (e) {
+    await child.stop('SIGKILL');
+    throw new Error(`writer made only ${last} acknowledgements in 60 s: ${child.stderr}`, {
+      cause: e,
+    });
+  }
+  await child.exited();
+  return last;
 }
 
 test(

@@ -12,6 +12,7 @@ import type { EtcdResult } from '../../src/core/state/etcd-machine.js';
 import type { Clock } from '../../src/replica/io.js';
 import { monotonicClock } from '../../src/server/clock.js';
 import { EtcdNode, type NodeConfig, type NodeLogger } from '../../src/server/node.js';
+import { until } from '../support/poll.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -48,14 +49,6 @@ async function configs(n: number): Promise<NodeConfig[]> {
     // deadlines are only correct if the leader alone stamps and judges them.
     clock: offsetClock((i - 1) * 1_000_000),
   }));
-}
-
-async function until(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function put(node: EtcdNode, key: string, value: string): Promise<EtcdResult> {

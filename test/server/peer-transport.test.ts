@@ -11,6 +11,8 @@ import {
   MessageDecodeError,
 } from '../../src/server/message-codec.js';
 import { PeerTransport, type PeerEvent } from '../../src/server/peer-transport.js';
+import { freePorts } from '../../src/launcher/ports.js';
+import { until } from '../support/poll.js';
 
 const enc = new TextEncoder();
 const n1 = nodeId(1);
@@ -73,14 +75,6 @@ test('garbage and truncated messages are typed decode errors', () => {
   longer.set(good);
   assert.throws(() => decodeMessage(longer), MessageDecodeError);
 });
-
-async function until(what: string, cond: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 async function pair(clusterB = 'c1') {
   const got = new Map<NodeId, Message[]>([
@@ -242,7 +236,6 @@ test('a connection whose batches the peer never acknowledges is reset after the 
 });
 
 test('messages queued past the bound are dropped, not delivered when the peer comes back', async () => {
-  const { freePorts } = await import('../../src/launcher/ports.js');
   const [port] = await freePorts(1);
   const events: PeerEvent[] = [];
   const b = await PeerTransport.start({
