@@ -1,7 +1,7 @@
 // The SDK contract suite: the same tests against a 3-member tenure cluster and a
 // 3-member etcd 3.4 cluster (test/cluster/cluster.ts). The member-killing test runs last; every
 // process is stopped by PID in `after`.
-import { eventuallyTrue as eventually } from '../support/poll.js';
+import { until as eventually } from '../support/poll.js';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {

@@ -4,7 +4,7 @@
 // and electors) is stopped by PID in a finally. No assertion is about speed: latencies are
 // measured and printed as diagnostics; time bounds only bound hangs.
 import { LineChild } from '../support/line-child.js';
-import { eventuallyTrue as eventually } from '../support/poll.js';
+import { until as eventually } from '../support/poll.js';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';

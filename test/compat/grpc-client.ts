@@ -4,6 +4,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type * as protoLoader from '@grpc/proto-loader';
 import { serviceDefinition } from '../../src/server/api/protos.js';
+import { Wakeups } from '../support/poll.js';
 
 /** `service` is a KV-style name of etcdserverpb, or a qualified one such as `v3lockpb.Lock`. */
 function method(service: string, name: string): protoLoader.MethodDefinition<object, object> {
@@ -86,7 +87,7 @@ export class BidiStream {
   readonly #responses: Message[] = [];
   #cursor = 0;
   #error: string | undefined;
-  readonly #wakers = new Set<() => void>();
+  readonly #wakeups = new Wakeups();
 
   constructor(call: grpc.ClientDuplexStream<Message, Message>) {
     this.#call = call;
@@ -102,7 +103,7 @@ export class BidiStream {
   }
 
   #wake(): void {
-    for (const w of [...this.#wakers]) w();
+    this.#wakeups.wake();
   }
 
   send(request: Message): void {
@@ -114,32 +115,23 @@ export class BidiStream {
    * them. Rejects with everything received so far if the stream fails or the bound passes.
    */
   take(done: (batch: readonly Message[]) => boolean, what: string): Promise<Message[]> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
+    return this.#wakeups.wait(
+      () => {
         const batch = this.#responses.slice(this.#cursor);
         if (done(batch)) {
-          finish();
           this.#cursor = this.#responses.length;
-          resolve(batch);
-        } else if (this.#error !== undefined) {
-          finish();
-          reject(
-            new Error(`${what}: stream failed (${this.#error}); got ${JSON.stringify(batch)}`),
-          );
+          return { done: batch };
         }
-      };
-      const timer = setTimeout(() => {
-        finish();
+        if (this.#error === undefined) return undefined;
+        const why = `${what}: stream failed (${this.#error}); got ${JSON.stringify(batch)}`;
+        return { fail: new Error(why) };
+      },
+      streamWaitMs,
+      () => {
         const batch = this.#responses.slice(this.#cursor);
-        reject(new Error(`${what}: not within ${streamWaitMs} ms; got ${JSON.stringify(batch)}`));
-      }, streamWaitMs);
-      const finish = (): void => {
-        clearTimeout(timer);
-        this.#wakers.delete(check);
-      };
-      this.#wakers.add(check);
-      check();
-    });
+        return new Error(`${what}: not within ${streamWaitMs} ms; got ${JSON.stringify(batch)}`);
+      },
+    );
   }
 
   close(): void {

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { onLines } from '../../src/launcher/lines.js';
 import { running, stopProcess, track } from '../../src/launcher/processes.js';
+import { Wakeups } from './poll.js';
 
 export interface LineChildOptions {
   readonly env?: NodeJS.ProcessEnv;
@@ -18,7 +19,7 @@ export class LineChild {
   readonly #child: ChildProcess;
   readonly #what: string;
   #stderr = '';
-  readonly #waiters = new Set<() => void>();
+  readonly #wakeups = new Wakeups();
   readonly #exited: Promise<number | null>;
   #records: unknown[] = [];
   #parsed = 0;
@@ -53,7 +54,7 @@ export class LineChild {
   }
 
   #wake(): void {
-    for (const wake of [...this.#waiters]) wake();
+    this.#wakeups.wake();
   }
 
   get pid(): number {
@@ -97,28 +98,16 @@ export class LineChild {
    * first or `timeoutMs` passes (a bound on a hang), quoting its output.
    */
   waitFor<T>(what: string, pick: () => T | undefined, timeoutMs: number): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = (): void => {
+    return this.#wakeups.wait(
+      () => {
         const v = pick();
-        if (v !== undefined) {
-          done();
-          resolve(v);
-        } else if (!this.running) {
-          done();
-          reject(new Error(this.describe(`exited before ${what}`)));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(this.describe(`gave no ${what} in ${timeoutMs} ms`)));
-      }, timeoutMs);
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#waiters.delete(check);
-      };
-      this.#waiters.add(check);
-      check();
-    });
+        if (v !== undefined) return { done: v };
+        if (!this.running) return { fail: new Error(this.describe(`exited before ${what}`)) };
+        return undefined;
+      },
+      timeoutMs,
+      () => new Error(this.describe(`gave no ${what} in ${timeoutMs} ms`)),
+    );
   }
 
   /** Send `signal` by PID and wait for the exit; SIGKILL if it outlives `graceMs`. */

@@ -33,15 +33,6 @@ export function eventually<T>(
   return pollFor(what, probe, { timeoutMs, intervalMs: probeIntervalMs });
 }
 
-/** `eventually` for a synchronous condition: poll `check` until it is true. */
-export function eventuallyTrue(
-  what: string,
-  check: () => boolean,
-  timeoutMs: number = eventuallyMsDefault,
-): Promise<void> {
-  return pollUntil(what, check, { timeoutMs, intervalMs: probeIntervalMs });
-}
-
 /**
  * Wait until `cond` holds or `timeoutMs` passes, whichever is first; true if it held. For a
  * scenario step that goes on either way (its verdict is judged later).
@@ -53,5 +44,42 @@ export async function waitAtMost(cond: () => boolean, timeoutMs: number): Promis
   } catch (e) {
     if (e instanceof PollTimeoutError) return false;
     throw e;
+  }
+}
+
+/** How a wait on arrivals ends: with a value, with an error, or not yet (undefined). */
+export type Verdict<T> = { readonly done: T } | { readonly fail: Error } | undefined;
+
+/**
+ * Waits on what arrives (a child's lines, a stream's messages): each wait asks its `judge` now
+ * and on every `wake()`, and fails with `timedOut()` after `timeoutMs`, a bound on a hang.
+ */
+export class Wakeups {
+  readonly #checks = new Set<() => void>();
+
+  wake(): void {
+    for (const check of [...this.#checks]) check();
+  }
+
+  wait<T>(judge: () => Verdict<T>, timeoutMs: number, timedOut: () => Error): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        const verdict = judge();
+        if (verdict === undefined) return;
+        finish();
+        if ('done' in verdict) resolve(verdict.done);
+        else reject(verdict.fail);
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(timedOut());
+      }, timeoutMs);
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.#checks.delete(check);
+      };
+      this.#checks.add(check);
+      check();
+    });
   }
 }
