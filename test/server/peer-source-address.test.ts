@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { outboundAddress } from '../../src/server/peer-transport.js';
-import { repoRoot } from '../helpers.js';
+import { repoRoot } from '../support/paths.js';
 
 const run = promisify(execFile);
 /** A hang guard for the namespaced child, not a speed check. */
