@@ -55,28 +55,38 @@ export class EventReference {
   private readonly open = new Map<number, { rev: number; events: RecordedEvent[]; atMs: number }>();
   /** Values of puts, for the durability check (every write's value is unique). */
   readonly putValues = new Set<string>();
+  /** The highest revision recorded. */
+  private highest = 0;
 
   constructor(private readonly now: () => number) {}
 
   /** Record everything `machine` applies from now on; returns a function that stops it. */
   attach(node: number, machine: EtcdMachine): () => void {
     const hub: WatchHub = machine.openWatchHub();
-    const watch = (): void => {
-      hub.create({ key: ALL_KEYS, rangeEnd: ALL_KEYS, startRevision: machine.revision + 1 });
+    const watch = (startRevision: number): void => {
+      hub.create({ key: ALL_KEYS, rangeEnd: ALL_KEYS, startRevision });
     };
-    watch();
-    hub.drain();
-    hub.onChange = () => {
+    // From the first revision the record lacks, not from the machine's own: a restarted member
+    // applies what was committed but not yet applied while it recovers, before it is attached,
+    // and when no other member applies it (a single voter) only its history holds it.
+    watch(Math.min(machine.revision + 1, this.highest + 1));
+    const take = (): void => {
       for (const r of hub.drain()) {
         if (r.canceled) {
           // Restored past what its history still holds: watch again from where it is now.
-          watch();
+          watch(machine.revision + 1);
           continue;
         }
         for (const e of r.events) this.add(node, recorded(e.kv.modRevision, e));
       }
     };
+    hub.onChange = take;
+    take();
     return () => {
+      // Events the machine published that the hub has not handed out yet belong to this life
+      // too: a crash right after an apply must not lose the revision from the record (a
+      // restart from a snapshot that holds it never applies it again).
+      take();
       this.flush(node);
       machine.closeWatchHub(hub);
     };
@@ -116,6 +126,7 @@ export class EventReference {
       return;
     }
     this.revisions.set(rev, { events, firstMs: atMs });
+    this.highest = Math.max(this.highest, rev);
     for (const e of events) if (e.type === 'put') this.putValues.add(e.value);
   }
 
