@@ -61,8 +61,8 @@ export interface ReplicaConfig {
    * A leader sends its appends and heartbeats before its own write is durable, so its fsync
    * and its followers' overlap (thesis §10.2.1). Safe because the core counts the leader's own
    * entries toward commitment only once persisted; messages that promise something about this
-   * node's disk (votes, append acks) still wait for the sync. Off in the simulator, whose
-   * schedules were recorded without it.
+   * node's disk (votes, append acks) still wait for the sync, and so does every message of a
+   * Ready that carries a term not yet on disk.
    */
   readonly leaderSendsBeforeSync?: boolean;
 }
@@ -150,6 +150,12 @@ export class Replica<R> {
   private ownSnapshot: Snapshot | undefined;
   /** The last index written to the WAL (for the rewriteNotSynced mutant only). */
   private writtenLast = 0;
+  /**
+   * The term of the last hard state written. A Ready is persisted only once every earlier one
+   * that changed the term was synced, so a Ready whose term differs from it is the first to
+   * carry that term, and the term is not on disk until this Ready's sync.
+   */
+  private writtenTerm = 0;
 
   constructor(
     cfg: ReplicaConfig,
@@ -168,6 +174,7 @@ export class Replica<R> {
       mutants: this.mutants,
     });
     let hardState = rec.hardState;
+    this.writtenTerm = rec.hardState?.term ?? 0;
     if (this.mutants.has('voteNotPersisted') && hardState) {
       // The planted bug: term and vote live only in memory; after a restart the node believes the
       // term of its last entry and that it has not voted.
@@ -382,10 +389,16 @@ export class Replica<R> {
     const disk = this.disk;
     // `wrote`: something this Ready promises is durable went to the WAL and needs a sync.
     let wrote = false;
-    const sentEarly = this.cfg.leaderSendsBeforeSync === true;
+    // Early sends speak for their term, so never for one not yet on disk: the first Ready of a
+    // leader that needed no one's vote (a single voter) carries its new term too, and a crash
+    // before its sync would let it lead that term again with another log.
+    const durableTerm = this.writtenTerm;
+    if (rd.hardState) this.writtenTerm = rd.hardState.term;
+    const early = (m: Message): boolean =>
+      this.cfg.leaderSendsBeforeSync === true && EARLY_TYPES.has(m.type) && m.term <= durableTerm;
     let rewrite = false;
-    if (sentEarly) {
-      for (const m of rd.messages) if (EARLY_TYPES.has(m.type)) this.transport.send(m);
+    if (rd.messages.some(early)) {
+      for (const m of rd.messages) if (early(m)) this.transport.send(m);
       this.transport.flush?.();
     }
     if (rd.snapshot) {
@@ -435,7 +448,7 @@ export class Replica<R> {
     const after = (): void => {
       if (rd.hardState && wrote) this.observer.onPersistedHardState?.(this.id, rd.hardState);
       this.observer.onPersisted?.(this.id, rd.entries, snapshotIndex);
-      this.afterPersist(rd, sentEarly);
+      this.afterPersist(rd, early);
     };
     if (!wrote) {
       after();
@@ -456,10 +469,10 @@ export class Replica<R> {
     });
   }
 
-  /** `sentEarly`: the leader's early messages of `rd` went out before the write (persist). */
-  private afterPersist(rd: Ready, sentEarly: boolean): void {
+  /** The messages of `rd` that are `early` went out before the write (persist). */
+  private afterPersist(rd: Ready, early: (m: Message) => boolean): void {
     if (this.stopped) return;
-    for (const m of rd.messages) if (!sentEarly || !EARLY_TYPES.has(m.type)) this.transport.send(m);
+    for (const m of rd.messages) if (!early(m)) this.transport.send(m);
     this.transport.flush?.();
     if (rd.softState) {
       this.observer.onSoftState?.(this.id, rd.softState);
