@@ -143,6 +143,13 @@ export class Nemesis {
         if (f.onElection) this.armed.push(f);
         else this.membership(f, cluster.leader());
         return;
+      case 'promoteLearner': {
+        const replica = cluster.leader()?.member?.replica;
+        const learner = replica?.raft.conf().learners[0];
+        if (replica && learner !== undefined)
+          replica.proposeConfChange({ type: 'addVoter', nodeId: learner });
+        return;
+      }
       case 'transferLeader': {
         const l = cluster.leader();
         const replica = l?.member?.replica;
@@ -216,7 +223,8 @@ export class Nemesis {
     if (f.kind === 'addNode') {
       if (this.nextId > NODE_ID_MAX || conf.voters.length >= VOTERS_MAX) return;
       const id = nodeId(this.nextId);
-      if (replica.proposeConfChange({ type: 'addVoter', nodeId: id }) !== undefined) {
+      const type = f.learner ? 'addLearner' : 'addVoter';
+      if (replica.proposeConfChange({ type, nodeId: id }) !== undefined) {
         this.nextId++;
         cluster.addNode(id);
         proposed = true;

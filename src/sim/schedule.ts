@@ -67,7 +67,11 @@ export type Fault =
       readonly onElection: boolean;
       readonly then?: 'isolate' | 'split';
       readonly thenMs?: number;
+      /** Added as a learner (a non-voting member that replicates), promoted later or not. */
+      readonly learner?: true;
     }
+  /** A learner of the configuration, if there is one, becomes a voter. */
+  | { readonly kind: 'promoteLearner'; readonly at: number }
   | {
       readonly kind: 'removeNode';
       readonly at: number;
@@ -124,7 +128,7 @@ export interface Starvation {
 export type DriftClass = 'none' | 'bounded' | 'wild';
 
 export interface SimConfig {
-  readonly nodes: 3 | 5;
+  readonly nodes: 1 | 3 | 5;
   readonly tickMs: number;
   readonly electionTicks: number;
   readonly heartbeatTicks: number;
@@ -311,11 +315,24 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
         durationMs: deaf.int(800, 4000),
       });
   }
+  // Learners: added, replicated to, promoted (etcd's member add --learner and member promote).
+  const learners = root.fork('learners');
+  if (learners.chance(0.15)) {
+    for (let i = learners.int(1, 3); i > 0; i--) {
+      const at = learners.int(100, faultPhaseMs - 1500);
+      faults.push({ kind: 'addNode', at, onElection: false, learner: true });
+      if (learners.chance(0.6))
+        faults.push({ kind: 'promoteLearner', at: at + learners.int(200, 1200) });
+    }
+  }
+  // A cluster of one voter, whose own durable entries are its quorum, grown by the membership
+  // faults (when the seed has them) into a cluster of several.
+  const single = root.fork('single-voter').chance(0.05);
   faults.sort((a, b) => a.at - b.at);
   return {
     seed,
     config: {
-      nodes,
+      nodes: single ? 1 : nodes,
       tickMs: 10,
       electionTicks,
       heartbeatTicks: 1,
@@ -513,7 +530,9 @@ export function describeFault(f: Fault): string {
     case 'pause':
       return `${f.at}ms pause ${f.target} for ${f.durationMs}ms`;
     case 'addNode':
-      return `${f.at}ms add node${f.onElection ? ' at the next election' : ''}${f.then ? `, then ${f.then} for ${f.thenMs}ms` : ''}`;
+      return `${f.at}ms add ${f.learner ? 'a learner' : 'node'}${f.onElection ? ' at the next election' : ''}${f.then ? `, then ${f.then} for ${f.thenMs}ms` : ''}`;
+    case 'promoteLearner':
+      return `${f.at}ms promote a learner to voter`;
     case 'removeNode':
       return `${f.at}ms remove ${f.target}${f.onElection ? ' at the next election' : ''}${f.then ? `, then ${f.then} for ${f.thenMs}ms` : ''}`;
     case 'transferLeader':
