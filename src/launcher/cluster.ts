@@ -44,6 +44,12 @@ export interface ClusterOptions {
    * chose, and fresh ones if a member lost its port to another process meanwhile.
    */
   readonly ports?: { readonly client: readonly number[]; readonly peer: readonly number[] };
+  /**
+   * Member i's address, for its client and peer URLs; default 127.0.0.1. Members on addresses
+   * of their own (127.0.0.1, .2, … inside a network namespace: `tenure chaos`) may share ports,
+   * and a firewall rule that names an address then names one member.
+   */
+  readonly host?: (i: number) => string;
   /** Member i's name; default n1, n2, … */
   readonly memberName?: (i: number) => string;
   /** The cluster token; default a random one. */
@@ -140,7 +146,7 @@ export class Cluster {
   get names(): readonly string[] {
     return this.#members.map((m) => m.name);
   }
-  /** Client URLs, http://127.0.0.1:PORT, by member index. */
+  /** Client URLs, http://HOST:PORT (HOST 127.0.0.1 unless `host` says), by member index. */
   get endpoints(): readonly string[] {
     return this.#members.map((m) => m.clientUrl);
   }
@@ -169,12 +175,13 @@ export class Cluster {
     return m.child !== undefined && running(m.child);
   }
 
-  #spawn(i: number): void {
+  #spawn(i: number, env: Readonly<Record<string, string>> = {}): void {
     const m = this.#member(i);
     const stdio = m.log.stdio();
     let child: ChildProcess | undefined;
     try {
-      child = spawn(m.file, m.args, { env: this.#env, stdio, detached: this.#detached });
+      const withExtra = { ...this.#env, ...env };
+      child = spawn(m.file, m.args, { env: withExtra, stdio, detached: this.#detached });
     } finally {
       m.log.spawned(child);
     }
@@ -198,15 +205,19 @@ export class Cluster {
     await stopProcess(child, undefined, signal);
   }
 
-  /** Start member i again with the same flags and data directory (it must have exited). */
-  async restart(i: number): Promise<void> {
+  /**
+   * Start member i again with the same flags and data directory (it must have exited); `env`
+   * adds to the environment of this start only (a clock skewed by libfaketime, say).
+   */
+  async restart(i: number, env: Readonly<Record<string, string>> = {}): Promise<void> {
     const m = this.#member(i);
     if (this.#stopped) throw new Error('cluster is stopped');
     if (this.#running(m)) throw new Error(`member ${i} (${m.name}) is still running`);
     if (m.child !== undefined) await exited(m.child);
-    m.log.note('restart');
+    const extra = Object.keys(env);
+    m.log.note(extra.length === 0 ? 'restart' : `restart with ${extra.join(', ')} set`);
     m.down = false;
-    this.#spawn(i);
+    this.#spawn(i, env);
   }
 
   /**
@@ -323,10 +334,11 @@ async function spawnOnce(options: ClusterOptions): Promise<Cluster> {
   if (ownsDir) trackDir(dir);
   const token = options.token ?? `${options.kind}-${randomBytes(6).toString('hex')}`;
   const name = options.memberName ?? ((i: number) => `n${i + 1}`);
+  const host = options.host ?? (() => '127.0.0.1');
   const specs = Array.from({ length: options.size }, (_, i) => ({
     name: name(i),
-    clientUrl: `http://127.0.0.1:${ports.client[i]}`,
-    peerUrl: `http://127.0.0.1:${ports.peer[i]}`,
+    clientUrl: `http://${host(i)}:${ports.client[i]}`,
+    peerUrl: `http://${host(i)}:${ports.peer[i]}`,
     dataDir: join(dir, name(i)),
     logFile: join(dir, `${name(i)}.log`),
   }));

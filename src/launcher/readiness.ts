@@ -41,18 +41,26 @@ function idText(v: unknown): string | undefined {
     : undefined;
 }
 
+/** Ask one member for its Status alone: its ID and the leader it names, if it answers. */
+export async function probeStatus(
+  endpoint: string,
+  signal?: AbortSignal,
+): Promise<{ readonly endpoint: string; readonly memberId?: string; readonly leader?: string }> {
+  const status = await post(endpoint, '/v3/maintenance/status', {}, signal);
+  const header = status.header as Record<string, unknown> | undefined;
+  const memberId = idText(header?.member_id);
+  const leader = idText(status.leader);
+  return {
+    endpoint,
+    ...(memberId === undefined ? {} : { memberId }),
+    ...(leader === undefined ? {} : { leader }),
+  };
+}
+
 /** Ask one member for its Status and a linearizable Range. */
 export async function probeMember(endpoint: string, signal?: AbortSignal): Promise<MemberProbe> {
   try {
-    const status = await post(endpoint, '/v3/maintenance/status', {}, signal);
-    const header = status.header as Record<string, unknown> | undefined;
-    const memberId = idText(header?.member_id);
-    const leader = idText(status.leader);
-    const base = {
-      endpoint,
-      ...(memberId === undefined ? {} : { memberId }),
-      ...(leader === undefined ? {} : { leader }),
-    };
+    const base = await probeStatus(endpoint, signal);
     try {
       await post(endpoint, '/v3/kv/range', { key: probeKeyBase64 }, signal);
       return { ...base, readable: true };
