@@ -27,6 +27,7 @@ const LAYERS = [
   'detect-eval',
   'bench',
   'demo',
+  'chaos',
   'cli',
 ];
 
@@ -192,6 +193,9 @@ export default tseslint.config(
   // The bench drives tenure (and etcd) through the SDK and starts members as the launcher does.
   layer('bench', ['client', 'render', 'launcher']),
   layer('demo', ['client', 'fence', 'launcher']),
+  // The chaos harness starts real members (launcher), drives them through the SDK, writes
+  // through fences and judges what it recorded with the checkers.
+  layer('chaos', ['client', 'fence', 'check', 'launcher', 'core/base']),
   // The CLI is the top: it may import every layer, and none may import it.
   layer('cli', LAYERS),
   coreBans,

@@ -13,6 +13,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Registrar>>> = {
   check: async () => (await import('./check.js')).registerCheck,
   bench: async () => (await import('./bench.js')).registerBench,
   demo: async () => (await import('./demo.js')).registerDemo,
+  chaos: async () => (await import('./chaos.js')).registerChaos,
 };
 
 const program = new Command();

@@ -1,0 +1,223 @@
+// The nemesis: one fault at a time on the live cluster, each healed and followed by a wait until
+// every member is ready again, while the workloads run. The classes come in cycles, each a
+// shuffle of the enabled ones, so a run of one cycle injects every class once; a run starts no
+// step after its deadline but always finishes its first cycle. Jepsen's etcd analysis
+// (jepsen.io/analyses/etcd-3.4.3) ran the same menu: partitions, process pauses, kills.
+import { connect } from 'node:net';
+import type { Prng } from '../core/base/prng.js';
+import { sleep } from '../launcher/poll.js';
+import type { Anomaly } from './anomaly.js';
+import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
+import { leaderSeenBy, probeAll, type Members } from './members.js';
+import type { FaultName } from './options.js';
+import { shapeOf, type PartitionFault, type Shape } from './shapes.js';
+import type { Timeline } from './timeline.js';
+
+/** Hang guards, not speed checks: a cut must show, the cluster must recover, within these. */
+const cutSeenTimeoutMs = 20_000;
+const recoveryTimeoutMs = 60_000;
+/** A SYN through a cut link gets no answer within this (on loopback an answer takes µs). */
+const probeConnectMs = 500;
+const probeIntervalMs = 100;
+
+export interface NemesisContext {
+  readonly members: Members;
+  readonly prng: Prng;
+  readonly timeline: Timeline;
+  readonly signal: AbortSignal;
+  readonly anomaly: (a: Anomaly) => void;
+}
+
+/** The member every answering member names, if a majority of all agree. */
+async function currentLeader(ctx: NemesisContext): Promise<number | undefined> {
+  const probes = await probeAll(ctx.members.cluster, ctx.signal);
+  const votes = new Map<number, number>();
+  for (const p of probes) {
+    const l = leaderSeenBy(ctx.members, p);
+    if (typeof l === 'number') votes.set(l, (votes.get(l) ?? 0) + 1);
+  }
+  for (const [l, n] of votes) if (n > probes.length / 2) return l;
+  return undefined;
+}
+
+/** Whether a SYN from `from`'s address to `to`'s peer port goes unanswered (the rule drops it). */
+function linkBlocked(l: Link): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect({
+      host: memberHost(l.to),
+      port: PEER_PORT,
+      localAddress: memberHost(l.from),
+    });
+    const done = (blocked: boolean): void => {
+      s.destroy();
+      resolve(blocked);
+    };
+    s.setTimeout(probeConnectMs, () => done(true));
+    s.once('connect', () => done(false));
+    // Refused (nothing listening) also means the SYN got through the rules.
+    s.once('error', () => done(false));
+  });
+}
+
+/** Probe every cut link; an anomaly if one let a SYN through. */
+async function verifyLinks(ctx: NemesisContext, links: readonly Link[]): Promise<boolean> {
+  const open = (await Promise.all(links.map(async (l) => ((await linkBlocked(l)) ? [] : [l]))))
+    .flat()
+    .map((l) => linkName(l, ctx.members.names));
+  if (open.length === 0) return true;
+  ctx.anomaly({
+    workload: 'cluster',
+    kind: 'cut-not-held',
+    message: `links meant to be cut let a connection through: ${open.join(', ')}`,
+    atMs: performance.now(),
+    excerpt: [],
+  });
+  return false;
+}
+
+/** Wait until the members the shape cuts off name no leader (and those told to, another one). */
+async function verifyShape(ctx: NemesisContext, shape: Shape): Promise<boolean> {
+  if (shape.leaderless.length === 0 && shape.abandon === undefined) return true;
+  const deadline = performance.now() + cutSeenTimeoutMs;
+  let last = '';
+  while (performance.now() < deadline) {
+    const probes = await probeAll(ctx.members.cluster, ctx.signal);
+    const seen = probes.map((p) => leaderSeenBy(ctx.members, p));
+    const lost = shape.leaderless.every((i) => seen[i] === null);
+    const a = shape.abandon;
+    const abandoned = a === undefined || a.by.every((i) => seen[i] !== a.leader);
+    if (lost && abandoned) return true;
+    last = seen
+      .map(
+        (l, i) =>
+          `${ctx.members.names[i]}: ${l === undefined ? '?' : l === null ? 'none' : ctx.members.names[l]}`,
+      )
+      .join(', ');
+    await sleep(probeIntervalMs, ctx.signal);
+  }
+  ctx.anomaly({
+    workload: 'cluster',
+    kind: 'cut-not-seen',
+    message: `after ${shape.description}, within ${cutSeenTimeoutMs} ms the members did not see it (leaders named: ${last})`,
+    atMs: performance.now(),
+    excerpt: [],
+  });
+  return false;
+}
+
+function uniform(prng: Prng, lo: number, hi: number): number {
+  return lo + prng.next() * (hi - lo);
+}
+
+async function partition(ctx: NemesisContext, fault: PartitionFault): Promise<void> {
+  const leader = await currentLeader(ctx);
+  const shape = shapeOf(fault, ctx.members.cluster.size, leader, ctx.prng, ctx.members.names);
+  const { timeline: t, prng, signal } = ctx;
+  cut(shape.links);
+  try {
+    if (fault === 'partition-flapping') {
+      const flips = prng.int(4, 9);
+      t.add(fault, `${shape.description}, flapping ${flips} times`);
+      await verifyLinks(ctx, shape.links);
+      for (let k = 0; k < flips; k++) {
+        await sleep(uniform(prng, 300, 1_500), signal);
+        if (k % 2 === 0) restore(shape.links);
+        else cut(shape.links);
+      }
+      return;
+    }
+    t.add(fault, shape.description);
+    const held = (await verifyLinks(ctx, shape.links)) && (await verifyShape(ctx, shape));
+    t.add('note', held ? 'cut verified' : 'cut NOT verified');
+    await sleep(uniform(prng, 1_000, 5_000), signal);
+  } finally {
+    restore(shape.links);
+    restoreAll();
+    t.add('heal', 'links restored');
+  }
+}
+
+async function pause(ctx: NemesisContext): Promise<void> {
+  const c = ctx.members.cluster;
+  const x = ctx.prng.int(0, c.size);
+  const ms = uniform(ctx.prng, 200, 5_000);
+  ctx.timeline.add('pause', `SIGSTOP ${ctx.members.names[x]} for ${ms.toFixed(0)} ms`);
+  await c.kill(x, 'SIGSTOP');
+  try {
+    await sleep(ms, ctx.signal);
+  } finally {
+    await c.kill(x, 'SIGCONT');
+    ctx.timeline.add('heal', `SIGCONT ${ctx.members.names[x]}`);
+  }
+}
+
+async function kill(ctx: NemesisContext, which: 'one' | 'leader' | 'all'): Promise<void> {
+  const c = ctx.members.cluster;
+  const all = Array.from({ length: c.size }, (_, i) => i);
+  const victims =
+    which === 'all'
+      ? all
+      : [
+          which === 'leader'
+            ? ((await currentLeader(ctx)) ?? ctx.prng.int(0, c.size))
+            : ctx.prng.int(0, c.size),
+        ];
+  const names = victims.map((i) => ctx.members.names[i]).join(',');
+  ctx.timeline.add(`kill-${which}`, `kill -9 ${names}`);
+  await Promise.all(victims.map((i) => c.kill(i, 'SIGKILL')));
+  await sleep(uniform(ctx.prng, 500, 3_000), ctx.signal);
+  for (const i of victims) await c.restart(i);
+  ctx.timeline.add('heal', `restarted ${names}`);
+}
+
+export async function injectFault(ctx: NemesisContext, fault: FaultName): Promise<void> {
+  switch (fault) {
+    case 'pause':
+      return pause(ctx);
+    case 'kill-one':
+      return kill(ctx, 'one');
+    case 'kill-leader':
+      return kill(ctx, 'leader');
+    case 'kill-all':
+      return kill(ctx, 'all');
+    default:
+      return partition(ctx, fault);
+  }
+}
+
+/**
+ * After a step: wait until every member is ready again (readiness.ts: all answer, agree on a
+ * leader and serve a linearizable read). Not within the bound, or a member that exited on its
+ * own, is an anomaly: every fault here heals, and a healed cluster must serve again.
+ */
+export async function awaitRecovery(ctx: NemesisContext): Promise<void> {
+  const c = ctx.members.cluster;
+  try {
+    await c.waitReady(recoveryTimeoutMs, { signal: ctx.signal });
+    ctx.timeline.add('ready', 'every member ready');
+  } catch (e) {
+    if (ctx.signal.aborted) throw e;
+    const message = e instanceof Error ? e.message : String(e);
+    ctx.anomaly({
+      workload: 'cluster',
+      kind: 'no-recovery',
+      message: `the cluster did not recover after the fault was healed: ${message.split('\n')[0] ?? ''}`,
+      atMs: performance.now(),
+      excerpt: message.split('\n').slice(1, 40),
+    });
+    // Start what exited on its own, so the run can go on.
+    for (let i = 0; i < c.size; i++)
+      if (c.pids[i] === undefined) await c.restart(i).catch(() => undefined);
+    ctx.timeline.add('note', 'restarted members that had exited');
+  }
+}
+
+/** The classes of one cycle, in a fresh random order. */
+export function cycle(prng: Prng, faults: readonly FaultName[]): FaultName[] {
+  const a = [...faults];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = prng.int(0, i + 1);
+    [a[i], a[j]] = [a[j] as FaultName, a[i] as FaultName];
+  }
+  return a;
+}

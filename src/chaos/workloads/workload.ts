@@ -1,0 +1,25 @@
+// What every workload offers the run: it drives the cluster through the SDK until its signal
+// aborts, then hands its recorded history to its checker from src/check.
+import type { Anomaly } from '../anomaly.js';
+
+export interface WorkloadResult {
+  readonly name: string;
+  /** Operations recorded. */
+  readonly ops: number;
+  /** Of those, with an unknown outcome (a write that may or may not have been applied). */
+  readonly unknown: number;
+  /** 'undecided': the checker's budget ran out before a verdict. */
+  readonly verdict: 'ok' | 'anomalies' | 'undecided';
+  readonly detail?: string;
+  readonly anomalies: readonly Anomaly[];
+}
+
+export interface Workload {
+  readonly name: string;
+  /** Operations so far (for the progress line). */
+  readonly opsSoFar: number;
+  /** Drive the cluster until `signal` aborts; resolves once every client has stopped. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Judge what was recorded (after run). */
+  check(): WorkloadResult;
+}
