@@ -10,6 +10,7 @@ import {
   type StartFlags,
 } from '../server/config.js';
 import { DiskFailure } from '../server/file-disk.js';
+import { PLANTED_BUGS_ENV, plantedBugsFrom } from '../server/planted-bugs.js';
 
 export function registerStart(program: Command): void {
   program
@@ -48,7 +49,7 @@ export function registerStart(program: Command): void {
     .action(async (flags: StartFlags) => {
       let opts;
       try {
-        opts = resolveStartOptions(flags);
+        opts = { ...resolveStartOptions(flags), mutants: plantedBugsFrom(process.env) };
       } catch (e) {
         if (e instanceof ConfigError) {
           process.stderr.write(`tenure start: ${e.message}\n`);
@@ -57,6 +58,11 @@ export function registerStart(program: Command): void {
         throw e;
       }
       const log = pino({ level: opts.logLevel, base: { member: opts.name } }, pino.destination(2));
+      if (opts.mutants.size > 0)
+        log.error(
+          { plantedBugs: [...opts.mutants], env: PLANTED_BUGS_ENV },
+          'planted bugs enabled: this member is broken on purpose, for a test',
+        );
       const { serveMember } = await import('../server/serve.js');
       let member;
       try {

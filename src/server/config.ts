@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { InitialMember, NodeConfig } from './node.js';
 import { NODE_DEFAULTS } from './node.js';
 import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
+import type { Mutants } from '../core/base/mutants.js';
 
 /** The node's own settings (NodeConfig), plus what only the command line and the API need. */
 export interface StartOptions extends Pick<
@@ -24,6 +25,8 @@ export interface StartOptions extends Pick<
   readonly initialAdvertisePeerUrls: readonly string[];
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Planted bugs, from the environment only (planted-bugs.ts). */
+  readonly mutants?: Mutants;
 }
 
 /** The flags as commander hands them over: strings, possibly missing. */

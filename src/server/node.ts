@@ -2,6 +2,7 @@
 // simulator also runs) wired to real I/O — the data directory (identity files, the file WAL with
 // fdatasync per batch and fail-stop), the TCP peer transport, the process's monotonic clock and a
 // fresh random seed per run. Nothing here decides anything about Raft, leases or requests.
+import type { Mutants } from '../core/base/mutants.js';
 import { randomInt } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +47,8 @@ export interface NodeConfig {
   readonly requestTimeoutMs: number;
   readonly log: NodeLogger;
   readonly clock?: Clock;
+  /** Planted bugs (planted-bugs.ts); none unless a test asks. */
+  readonly mutants?: Mutants;
 }
 
 export const NODE_DEFAULTS = MEMBER_DEFAULTS;
@@ -204,6 +207,7 @@ export class EtcdNode {
         electionMs: cfg.electionMs,
         snapshotCount: cfg.snapshotCount,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        ...(cfg.mutants === undefined ? {} : { mutants: cfg.mutants }),
         // Election jitter, read contexts and request IDs must differ per run of the process.
         seed: randomInt(1, RUN_SEED_MAX),
       },

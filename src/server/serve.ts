@@ -26,6 +26,7 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
     snapshotCount: opts.snapshotCount,
     requestTimeoutMs: NODE_DEFAULTS.requestTimeoutMs,
     log,
+    ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
   });
   let api: Awaited<ReturnType<typeof startClientApi>>;
   try {
