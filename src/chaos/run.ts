@@ -77,9 +77,11 @@ export async function runChaos(o: ChaosOptions, io: ChaosIo): Promise<number> {
     };
     await sleep(quietMs);
     const deadline = t.startMs + o.minutes * 60_000;
-    for (let round = 0; round === 0 || performance.now() < deadline; round++) {
+    // A cluster that did not recover makes every later step meaningless (and 60 s long).
+    const broken = (): boolean => anomalies.some((a) => a.kind === 'no-recovery');
+    for (let round = 0; (round === 0 || performance.now() < deadline) && !broken(); round++) {
       for (const fault of cycle(ctx.prng, o.faults)) {
-        if (round > 0 && performance.now() >= deadline) break;
+        if ((round > 0 && performance.now() >= deadline) || broken()) break;
         steps.push(fault);
         await injectFault(ctx, fault);
         await awaitRecovery(ctx);
@@ -87,7 +89,7 @@ export async function runChaos(o: ChaosOptions, io: ChaosIo): Promise<number> {
       }
     }
     restoreAll();
-    await awaitRecovery(ctx);
+    if (!broken()) await awaitRecovery(ctx);
     await sleep(quietMs);
     t.add('note', 'nemesis done; workloads stopping');
     stopWorkloads.abort();
