@@ -3,7 +3,7 @@
 // client left open. Each scenario
 // (deposed-leader-scenarios.ts) runs inside a fresh network and PID namespace (`unshare --net
 // --pid`), where iptables cuts a member's peer links; everything in the namespace ends with it.
-// They need root (namespaces, iptables, members under their own group IDs); npm test installs
+// They need root (namespaces, iptables); npm test installs
 // iptables. The same scenarios, pointed at the code before the fix (`node
 // dist/test/faults/deposed-leader-scenarios.js SCENARIO --tenure OTHER/bin/tenure`), report the
 // violations each test here rejects.
@@ -67,8 +67,8 @@ for (const name of SCENARIOS) {
     assert.equal(
       process.getuid?.(),
       0,
-      'these scenarios need root: they make network namespaces and iptables rules, and run ' +
-        'members under their own group IDs (run npm test as root, as CI does)',
+      'these scenarios need root: they make network namespaces and iptables rules ' +
+        '(run npm test as root, as CI does)',
     );
     const r = await runScenario(name);
     assert.ok(r.verdict, `scenario ${name} gave no verdict (exit ${r.code}):\n${r.stderr}`);

@@ -1,34 +1,36 @@
 // A 3-member tenure cluster of real processes inside the private network namespace this process
 // runs in (deposed-leader.test.ts starts it under `unshare --net --pid`), where a member's peer
 // links can be cut by the kernel while its clients still reach it, as iptables cuts them between
-// hosts. Member i listens on 127.0.0.(i+1), clients on port 2379 and peers on 2380, and runs with
-// its own group ID: on loopback every connection's source address is 127.0.0.1, so the rule that
-// drops a member's outgoing peer traffic matches the process's group instead (its user stays
-// root, so it reads the checkout and its data wherever they are). Every member is stopped by its
-// PID; the namespace, its rules and anything left in it vanish with this process.
+// hosts. Member i listens on 127.0.0.(i+1), clients on port 2379 and peers on 2380; its peer
+// connections leave from its own address, so the chaos harness's rules (src/chaos/links.ts: one
+// iptables rule per directed link, by source and destination address) cut exactly its links.
+// Every member is stopped by its PID; the namespace, its rules and anything left in it vanish
+// with this process.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  CLIENT_PORT,
+  cut,
+  memberHost,
+  PEER_PORT,
+  restoreAll,
+  type Link,
+} from '../../src/chaos/links.js';
 import { memberCommand } from '../../src/launcher/member-command.js';
 import { pollFor } from '../../src/launcher/poll.js';
 import { removeDir, stopProcess, track, trackDir } from '../../src/launcher/processes.js';
 import { EtcdGrpc, type Message } from '../compat/grpc-client.js';
 
 export const MEMBERS = 3;
-const CLIENT_PORT = 2379;
-const PEER_PORT = 2380;
-/** Group IDs the members run with (no group needs to exist for them). */
-const GID_BASE = 64_001;
 /** A hang guard for start-up and leader election, not a speed check. */
 const READY_TIMEOUT_MS = 30_000;
 const POLL_MS = 100;
 /** Bytes of a member's log quoted when something fails. */
 const LOG_TAIL_BYTES = 2_000;
 
-export function memberHost(i: number): string {
-  return `127.0.0.${i + 1}`;
-}
+export { memberHost };
 
 export class NsCluster {
   readonly clients: readonly EtcdGrpc[];
@@ -68,7 +70,7 @@ export class NsCluster {
         { tenureBin },
       );
       try {
-        return track(spawn(file, args, { gid: GID_BASE + i, stdio: ['ignore', log, log] }));
+        return track(spawn(file, args, { stdio: ['ignore', log, log] }));
       } finally {
         closeSync(log);
       }
@@ -114,23 +116,14 @@ export class NsCluster {
    * refused, so TCP holds what was in flight and retransmits it once the cut heals.
    */
   cut(i: number): void {
-    iptables('-A', 'OUTPUT', '-p', 'tcp', '-d', memberHost(i), '--dport', String(PEER_PORT));
-    iptables(
-      '-A',
-      'OUTPUT',
-      '-m',
-      'owner',
-      '--gid-owner',
-      String(GID_BASE + i),
-      '-p',
-      'tcp',
-      '--dport',
-      String(PEER_PORT),
-    );
+    const links: Link[] = [];
+    for (let j = 0; j < MEMBERS; j++)
+      if (j !== i) links.push({ from: i, to: j }, { from: j, to: i });
+    cut(links);
   }
 
   heal(): void {
-    execFileSync('iptables', ['-F', 'OUTPUT']);
+    restoreAll();
   }
 
   signal(i: number, sig: 'SIGSTOP' | 'SIGCONT'): void {
@@ -160,8 +153,4 @@ export class NsCluster {
     await Promise.all(this.children.map((c) => stopProcess(c)));
     removeDir(this.dir);
   }
-}
-
-function iptables(...rule: string[]): void {
-  execFileSync('iptables', [...rule, '-j', 'DROP']);
 }
