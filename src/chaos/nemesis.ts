@@ -10,7 +10,7 @@ import type { Anomaly } from './anomaly.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
-import { shapeOf, type PartitionFault, type Shape } from './shapes.js';
+import { shapeOf, shuffled, type PartitionFault, type Shape } from './shapes.js';
 import type { Timeline } from './timeline.js';
 
 /** Hang guards, not speed checks: a cut must show, the cluster must recover, within these. */
@@ -214,10 +214,5 @@ export async function awaitRecovery(ctx: NemesisContext): Promise<void> {
 
 /** The classes of one cycle, in a fresh random order. */
 export function cycle(prng: Prng, faults: readonly FaultName[]): FaultName[] {
-  const a = [...faults];
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = prng.int(0, i + 1);
-    [a[i], a[j]] = [a[j] as FaultName, a[i] as FaultName];
-  }
-  return a;
+  return shuffled(prng, faults);
 }

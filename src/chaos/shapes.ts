@@ -23,11 +23,12 @@ function both(a: readonly number[], b: readonly number[]): Link[] {
   return out;
 }
 
-function shuffled(prng: Prng, xs: readonly number[]): number[] {
+/** `xs` in a random order (Fisher–Yates). */
+export function shuffled<T>(prng: Prng, xs: readonly T[]): T[] {
   const a = [...xs];
   for (let i = a.length - 1; i > 0; i--) {
     const j = prng.int(0, i + 1);
-    [a[i], a[j]] = [a[j] as number, a[i] as number];
+    [a[i], a[j]] = [a[j] as T, a[i] as T];
   }
   return a;
 }
