@@ -8,7 +8,7 @@ import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
 import { prng as makePrng } from '../../core/base/prng.js';
 import { NONE, type LogIndex, type NodeId } from '../../core/base/units.js';
 import { PROPOSAL_BYTES_MAX } from '../../core/raft/limits.js';
-import type { Message } from '../../core/raft/types.js';
+import type { ConfState, Message } from '../../core/raft/types.js';
 import type { Command } from '../../core/state/command.js';
 import type { EtcdError } from '../../core/state/etcd-errors.js';
 import {
@@ -79,6 +79,8 @@ export class Member implements KvBackend {
   private lastRole = 'follower';
   private stopped = false;
   private readonly cancelTimers: Cancel[] = [];
+  /** The log record format for `conf` (writeFormat); forgotten when the member table changes. */
+  private format: { readonly conf: ConfState; readonly value: number } | undefined;
 
   constructor(
     private readonly cfg: MemberConfig,
@@ -93,6 +95,7 @@ export class Member implements KvBackend {
     this.machine = new EtcdMachine(DEFAULT_ETCD_LIMITS, this.mutants);
     this.sm = new ServerMachine(this.machine);
     this.sm.onMembersChanged = () => {
+      this.format = undefined;
       for (const l of [...this.memberTableListeners]) l();
     };
     this.sm.onUnreadable = (e) => {
@@ -408,10 +411,15 @@ export class Member implements KvBackend {
     return new Promise((resolve) => this.replica.propose(data, () => resolve()));
   }
 
-  /** The log record format the cluster writes now: see log-record.ts. */
+  /**
+   * The log record format the cluster writes now: see log-record.ts. Asked at every proposal, it
+   * changes only with the configuration (a new object) or the member table, so it is kept.
+   */
   private writeFormat(): number {
     const conf = this.replica.raft.conf();
-    return this.sm.writeFormat([...conf.voters, ...conf.learners]);
+    if (this.format?.conf !== conf)
+      this.format = { conf, value: this.sm.writeFormat([...conf.voters, ...conf.learners]) };
+    return this.format.value;
   }
 
   private async proposeMember(cmd: MemberCommand, signal?: AbortSignal): Promise<void> {
