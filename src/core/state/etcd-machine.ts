@@ -64,7 +64,7 @@ import {
   validateTxn,
   withTxnHeader,
 } from './txn.js';
-import { decodeSnapshotData, encodeSnapshotData, snapshotSizeHint } from './snapshot-codec.js';
+import { decodeSnapshotData, encodeSnapshotData } from './snapshot-codec.js';
 import type { WatchSource } from './watch-hub.js';
 import { WatchHub } from './watch-hub.js';
 
@@ -241,11 +241,11 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   // ---- Snapshots ----
 
   snapshot(): Uint8Array {
-    const mvcc = this.store.toData();
-    return encodeSnapshotData(
-      { appliedIndex: this.applied, mvcc, leases: this.leases.toData() },
-      snapshotSizeHint(this.store.size, mvcc.keys.length),
-    );
+    return encodeSnapshotData({
+      appliedIndex: this.applied,
+      mvcc: this.store.toData(),
+      leases: this.leases.toData(),
+    });
   }
 
   restore(data: Uint8Array): void {

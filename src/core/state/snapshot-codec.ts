@@ -3,7 +3,7 @@
 // that text in tagged JSON again, so a snapshot took four times the store and a store past
 // about 16 MiB could not be written at all (a WAL record is at most 64 MiB, and a JavaScript
 // string at most 2^29 characters). Here a snapshot is the store's size plus a few bytes per
-// version, written in one pass into one buffer.
+// version, written in one pass into one buffer of exactly its size.
 //
 //   u8  SNAPSHOT_FORMAT
 //   f64 applied index, f64 current revision, f64 compact revision
@@ -27,11 +27,26 @@ export interface SnapshotData {
   readonly leases: readonly LeaseData[];
 }
 
-/** Bytes a version takes besides its value: room reserved up front, so the buffer grows less. */
-const VERSION_OVERHEAD_BYTES = 48;
+/**
+ * The encoded size of `s`, exactly: the writer is sized once, so a snapshot of hundreds of MiB is
+ * neither grown by doubling nor copied to trim it.
+ */
+function encodedBytes(s: SnapshotData): number {
+  let n = 1 + 8 * 3 + 4;
+  for (const [key, versions] of s.mvcc.keys) {
+    n += 4 + key.length + 4;
+    for (const v of versions) n += 8 + 4 + 1 + (v.kv === null ? 0 : 8 * 4 + 4 + v.kv.value.length);
+  }
+  n += 4;
+  for (const l of s.leases) {
+    n += 8 * 3 + 1 + (l.checkpointSeconds === null ? 0 : 8) + 4;
+    for (const k of l.keys) n += 4 + k.length;
+  }
+  return n;
+}
 
-export function encodeSnapshotData(s: SnapshotData, sizeHintBytes = 0): Uint8Array {
-  const w = new ByteWriter(Math.max(256, sizeHintBytes));
+export function encodeSnapshotData(s: SnapshotData): Uint8Array {
+  const w = new ByteWriter(encodedBytes(s));
   w.u8(SNAPSHOT_FORMAT);
   w.f64(s.appliedIndex);
   w.f64(s.mvcc.currentRevision);
@@ -115,9 +130,4 @@ export function decodeSnapshotData(data: Uint8Array): SnapshotData {
   }
   assert(r.pos === data.length, 'etcd: trailing bytes after the snapshot');
   return { appliedIndex, mvcc: { currentRevision, compactRevision, keys }, leases };
-}
-
-/** Room to reserve for a snapshot of a store of `storeBytes` holding `versions` versions. */
-export function snapshotSizeHint(storeBytes: number, versions: number): number {
-  return storeBytes + versions * VERSION_OVERHEAD_BYTES;
 }
