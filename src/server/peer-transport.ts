@@ -271,29 +271,23 @@ export class PeerTransport implements Transport {
   private readonly clocks = new Map<NodeId, PeerClockReading>();
   private readonly latest = new Map<NodeId, Socket>();
   private readonly boundTimer: NodeJS.Timeout;
-  private readonly helloFrame = (): Buffer =>
-    hello(
-      MESSAGES_MAGIC,
+  /** The hello that opens a connection carrying `magic`'s kind (messages or one snapshot). */
+  private hello(magic: number): Buffer {
+    return hello(
+      magic,
       this.clusterId ?? '',
       this.opts.self,
       this.opts.advertise ?? this.opts.listen,
     );
+  }
+  private readonly helloFrame = (): Buffer => this.hello(MESSAGES_MAGIC);
   /** Where each peer is reached, for the snapshot connections. */
   private readonly addresses = new Map<NodeId, PeerAddress>();
   private readonly snapshots: SnapshotSender;
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
-    this.snapshots = new SnapshotSender(
-      () =>
-        hello(
-          SNAPSHOT_MAGIC,
-          this.clusterId ?? '',
-          this.opts.self,
-          this.opts.advertise ?? this.opts.listen,
-        ),
-      this.onEvent,
-    );
+    this.snapshots = new SnapshotSender(() => this.hello(SNAPSHOT_MAGIC), this.onEvent);
     this.server = createServer((s) => this.accept(s));
     this.clusterId = opts.clusterId;
     this.waitMaxMs = opts.waitMaxMs ?? PEER_WAIT_MAX_MS;
