@@ -9,7 +9,7 @@
 // a connection nothing acknowledged for 5 s (PEER_WAIT_MAX_MS). On loopback every packet passes
 // OUTPUT (iptables(8); netfilter's hooks: a locally generated packet traverses OUTPUT and then,
 // delivered over lo, INPUT), so the rules in OUTPUT see it all. Each rule carries a comment
-// naming its link, and its packet counter proves the cut held traffic (verify()).
+// naming its link; a cut is trusted once probes show it (linkBlocked in nemesis.ts).
 import { execFileSync } from 'node:child_process';
 
 export const PEER_PORT = 2380;
@@ -72,15 +72,4 @@ export function restore(links: readonly Link[]): void {
 /** Every rule gone: the whole OUTPUT chain is ours. */
 export function restoreAll(): void {
   iptables(['-F', 'OUTPUT']);
-}
-
-/** Packets each cut link's rule has dropped so far, by "from:to". */
-export function droppedPackets(): Map<string, number> {
-  const out = new Map<string, number>();
-  const listing = iptables(['-L', 'OUTPUT', '-v', '-n', '-x']);
-  for (const line of listing.split('\n')) {
-    const m = new RegExp(`^\\s*(\\d+)\\s+\\d+\\s+DROP.*${commentPrefix}:(\\d+):(\\d+)`).exec(line);
-    if (m) out.set(`${m[2]}:${m[3]}`, Number(m[1]));
-  }
-  return out;
 }

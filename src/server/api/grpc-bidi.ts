@@ -49,7 +49,7 @@ export function serveBidi(ctx: CallContext, handler: BidiHandler, queuedMax: num
  * A bidi call's requests, decoded, in arrival order: the iteration ends when the client
  * half-closes, the stream closes or `signal` aborts. At most `queuedMax` decoded requests wait;
  * beyond that the HTTP/2 stream is paused, and its flow control reaches the client. A malformed
- * request ends the iteration after `onBad` (which ends the call with a status).
+ * request ends the iteration after `onWireError` (which ends the call with a status).
  */
 function requestsOf(
   source: http2.ServerHttp2Stream,

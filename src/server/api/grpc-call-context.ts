@@ -1,4 +1,4 @@
-// What the call paths (grpc-unary.ts, grpc-bidi.ts) get from the server for one call: its
+// What the call paths (grpc-single-request.ts, grpc-bidi.ts) get from the server for one call: its
 // stream and Call, its decoded headers, its codecs, and the scope's start and end.
 import type * as http2 from 'node:http2';
 import type { CallScope } from './call-scope.js';
