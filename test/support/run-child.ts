@@ -2,7 +2,7 @@
 // its budget. `bin/tenure`, etcdctl and the other one-shot commands of the tests run here.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { track } from '../../src/launcher/processes.js';
+import { signalPid, track } from '../../src/launcher/processes.js';
 import { repoRoot } from './paths.js';
 
 export interface ChildResult {
@@ -44,7 +44,7 @@ export function runChild(
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const timer = setTimeout(() => {
       if (child.pid !== undefined && child.exitCode === null)
-        process.kill(child.pid, opts.killSignal ?? 'SIGKILL');
+        signalPid(child.pid, opts.killSignal ?? 'SIGKILL');
     }, budgetMs);
     child.on('error', (e) => {
       clearTimeout(timer);
