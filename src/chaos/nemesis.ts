@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import type { Prng } from '../core/base/prng.js';
 import { sleep } from '../launcher/poll.js';
 import type { Anomaly } from './anomaly.js';
+import type { ClockWindows } from './clock-windows.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
@@ -24,6 +25,8 @@ export interface NemesisContext {
   readonly members: Members;
   readonly prng: Prng;
   readonly timeline: Timeline;
+  /** Where a fault that skews a member's clock records when and how much. */
+  readonly clocks: ClockWindows;
   readonly signal: AbortSignal;
   readonly anomaly: (a: Anomaly) => void;
 }

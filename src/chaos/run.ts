@@ -8,6 +8,7 @@ import { prng } from '../core/base/prng.js';
 import { sleep } from '../launcher/poll.js';
 import { removeDir } from '../launcher/processes.js';
 import type { Anomaly } from './anomaly.js';
+import { ClockWindows } from './clock-windows.js';
 import { ChaosError } from './errors.js';
 import { restoreAll } from './links.js';
 import { startMembers } from './members.js';
@@ -17,7 +18,7 @@ import type { ChaosOptions } from './options.js';
 import { renderAnomaly, reportAnomalies, summarize, writeReport } from './report.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 import { RegisterWorkload } from './workloads/register.js';
-import type { Workload } from './workloads/workload.js';
+import type { Workload, WorkloadContext } from './workloads/workload.js';
 
 /** Workloads run alone this long before the first fault and after the last heal. */
 const quietMs = 2_000;
@@ -29,12 +30,13 @@ export interface ChaosIo {
   readonly json: (line: string) => void;
 }
 
-function workloadsFor(o: ChaosOptions, endpoints: readonly string[], t: Timeline): Workload[] {
+function workloadsFor(o: ChaosOptions, base: Omit<WorkloadContext, 'prng'>): Workload[] {
   const seeded = prng(o.seed).fork('workloads');
   return o.workloads.map((w) => {
+    const ctx: WorkloadContext = { ...base, prng: seeded.fork(w) };
     switch (w) {
       case 'register':
-        return new RegisterWorkload(endpoints, seeded.fork(w), t);
+        return new RegisterWorkload(ctx);
     }
   });
 }
@@ -62,13 +64,20 @@ export async function runChaos(o: ChaosOptions, io: ChaosIo): Promise<number> {
   const steps: string[] = [];
   try {
     t.add('note', `${o.members} members ready in ${dir}; seed ${o.seed}`);
-    workloads = workloadsFor(o, members.cluster.endpoints, t);
+    const clocks = new ClockWindows();
+    workloads = workloadsFor(o, {
+      endpoints: members.cluster.endpoints,
+      timeline: t,
+      clocks,
+      members,
+    });
     const stopWorkloads = new AbortController();
     const running = workloads.map((w) => w.run(stopWorkloads.signal));
     const ctx: NemesisContext = {
       members,
       prng: prng(o.seed).fork('nemesis'),
       timeline: t,
+      clocks,
       signal: stopAll.signal,
       anomaly: (a) => {
         anomalies.push(a);

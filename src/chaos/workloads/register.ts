@@ -13,7 +13,7 @@ import { describeKvOperation } from '../../check/kv-model.js';
 import type { KvInput, KvOperation, KvOutput, KvValue } from '../../check/history.js';
 import type { Prng } from '../../core/base/prng.js';
 import type { Timeline } from '../timeline.js';
-import type { Workload, WorkloadResult } from './workload.js';
+import type { Workload, WorkloadContext, WorkloadResult } from './workload.js';
 import { earliestFailure } from './earliest-failure.js';
 
 const clientsPerMember = 2;
@@ -38,10 +38,10 @@ export class RegisterWorkload implements Workload {
   #nextLogical = 0;
   #values = 0;
 
-  constructor(endpoints: readonly string[], prng: Prng, timeline: Timeline) {
-    this.#endpoints = endpoints;
-    this.#prng = prng;
-    this.#timeline = timeline;
+  constructor(ctx: WorkloadContext) {
+    this.#endpoints = ctx.endpoints;
+    this.#prng = ctx.prng;
+    this.#timeline = ctx.timeline;
   }
 
   get opsSoFar(): number {
