@@ -34,7 +34,11 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
       backend: node.member,
       urls: opts.listenClientUrls,
       log,
-      config: { requestBytesMax: opts.maxRequestBytes },
+      // The client API's planted bugs (watchResumeLate, the Lock service's) live there.
+      config: {
+        requestBytesMax: opts.maxRequestBytes,
+        ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
+      },
     });
   } catch (e) {
     await node.stop();
