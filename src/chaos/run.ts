@@ -17,7 +17,9 @@ import { awaitRecovery, cycle, injectFault, type NemesisContext } from './nemesi
 import type { ChaosOptions } from './options.js';
 import { renderAnomaly, reportAnomalies, summarize, writeReport } from './report.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
+import { InsertsWorkload } from './workloads/inserts.js';
 import { RegisterWorkload } from './workloads/register.js';
+import { WatchesWorkload } from './workloads/watches.js';
 import type { Workload, WorkloadContext } from './workloads/workload.js';
 
 /** Workloads run alone this long before the first fault and after the last heal. */
@@ -37,6 +39,10 @@ function workloadsFor(o: ChaosOptions, base: Omit<WorkloadContext, 'prng'>): Wor
     switch (w) {
       case 'register':
         return new RegisterWorkload(ctx);
+      case 'inserts':
+        return new InsertsWorkload(ctx);
+      case 'watches':
+        return new WatchesWorkload(ctx);
     }
   });
 }
