@@ -141,8 +141,8 @@ export class WatchesWorkload implements Workload {
     const prng = this.#prng.fork(`writer-${i}`);
     try {
       for (let n = 0; !signal.aborted; n++) {
-        await writeOnce(client, keys, prng, (j) => `w${i}-${n}-${j}`, this.#log, signal);
-        await pause(writePauseMs, signal);
+        await writeOnce(client, keys, prng, (j) => `w${i}-${n}-${j}`, this.#log);
+        await pause(writePauseMs);
       }
     } finally {
       await client.close();
