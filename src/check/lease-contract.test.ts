@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { prng, type Prng } from '../core/base/index.js';
 import {
   checkLeaseContract,
+  DRIFT_RATIO_DEFAULT,
   type LeaseHistory,
   type LeaseLoss,
   leasePromisedUntilMs,
@@ -127,6 +128,27 @@ void describe('checkLeaseContract rejects', () => {
     const h = history([renewal('7', 0, 10, 10)], [loss('7', 9_920)]);
     assert.equal(checkLeaseContract(h).ok, false);
     assert.equal(checkLeaseContract(h, { driftRatio: 0.01 }).ok, true);
+  });
+
+  void it('each renewal by its own drift bound when one is given per renewal', () => {
+    // Lease 7's renewal overlapped a ×2 clock (judged at d = 1: 5 s of a 10 s TTL); lease 8's
+    // did not, and keeps the default bound however loose the fixed one is.
+    const skewed = renewal('7', 0, 10, 10);
+    const h = history([skewed, renewal('8', 0, 10, 10)], [loss('7', 6_000), loss('8', 6_000)]);
+    const result = checkLeaseContract(h, {
+      driftRatio: 5,
+      driftRatioFor: (r) => (r === skewed ? 1 : DRIFT_RATIO_DEFAULT),
+    });
+    assert.deepEqual(
+      result.violations.map((v) => v.lease),
+      ['8'],
+    );
+    assert.match(result.violations[0]?.message ?? '', /drift bound of 0.5 %/);
+    const tight = checkLeaseContract(h, { driftRatioFor: () => DRIFT_RATIO_DEFAULT });
+    assert.deepEqual(
+      tight.violations.map((v) => v.lease),
+      ['7', '8'],
+    );
   });
 });
 

@@ -50,7 +50,15 @@ export interface LeaseHistory {
 export interface LeaseCheckOptions {
   /** Largest rate error of any clock against true time (documented bound). Default 0.005 (0.5 %). */
   readonly driftRatio?: number;
+  /**
+   * The bound for one renewal, where it differs by renewal (a harness that ran a member's clock
+   * skewed for a while judges the promises made then with that skew); `driftRatio` otherwise.
+   */
+  readonly driftRatioFor?: (renewal: LeaseRenewal) => number;
 }
+
+/** A fixed bound, or one per renewal. */
+export type DriftRatioOf = number | ((renewal: LeaseRenewal) => number);
 
 /** One loss that came before a promise. */
 export interface LeaseViolation {
@@ -97,7 +105,8 @@ export function checkLeaseContract(
   history: LeaseHistory,
   options: LeaseCheckOptions = {},
 ): LeaseCheckResult {
-  const driftRatio = options.driftRatio ?? DRIFT_RATIO_DEFAULT;
+  const fixed = options.driftRatio ?? DRIFT_RATIO_DEFAULT;
+  const driftRatio: DriftRatioOf = options.driftRatioFor ?? fixed;
   history.renewals.forEach(assertRenewal);
   const byLease = groupByLease(history);
   const violations: LeaseViolation[] = [];
@@ -110,7 +119,8 @@ export function checkLeaseContract(
       if (revokedFromMs <= loss.atMs) continue;
       const broken = brokenBy(promises, loss.atMs);
       if (broken === undefined) continue;
-      violations.push(violation(lease, broken.renewal, broken.untilMs, loss, driftRatio));
+      const d = typeof driftRatio === 'number' ? driftRatio : driftRatio(broken.renewal);
+      violations.push(violation(lease, broken.renewal, broken.untilMs, loss, d));
     }
   }
   violations.sort((a, b) => a.loss.atMs - b.loss.atMs || compare(a.lease, b.lease));
@@ -161,9 +171,10 @@ export class LeasePromises {
   /** bestUpTo[i]: the latest promise among the first i + 1 renewals by send time. */
   private readonly bestUpTo: LeasePromise[];
 
-  constructor(renewals: readonly LeaseRenewal[], driftRatio: number) {
+  constructor(renewals: readonly LeaseRenewal[], driftRatio: DriftRatioOf) {
+    const ratioOf = typeof driftRatio === 'number' ? () => driftRatio : driftRatio;
     const promises = renewals
-      .map((renewal) => ({ renewal, untilMs: leasePromisedUntilMs(renewal, driftRatio) }))
+      .map((renewal) => ({ renewal, untilMs: leasePromisedUntilMs(renewal, ratioOf(renewal)) }))
       .filter((p) => p.untilMs !== -Infinity)
       .sort((a, b) => a.renewal.sentMs - b.renewal.sentMs);
     this.sentMs = promises.map((p) => p.renewal.sentMs);
