@@ -8,6 +8,7 @@ import type { Prng } from '../core/base/prng.js';
 import { sleep } from '../launcher/poll.js';
 import type { Anomaly } from './anomaly.js';
 import type { ClockWindows } from './clock-windows.js';
+import { partitionLeaderStarved, starve } from './faults-starve.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
@@ -32,7 +33,7 @@ export interface NemesisContext {
 }
 
 /** The member every answering member names, if a majority of all agree. */
-async function currentLeader(ctx: NemesisContext): Promise<number | undefined> {
+export async function currentLeader(ctx: NemesisContext): Promise<number | undefined> {
   const probes = await probeAll(ctx.members.cluster, ctx.signal);
   const votes = new Map<number, number>();
   for (const p of probes) {
@@ -63,7 +64,7 @@ function linkBlocked(l: Link): Promise<boolean> {
 }
 
 /** Probe every cut link; an anomaly if one let a SYN through. */
-async function verifyLinks(ctx: NemesisContext, links: readonly Link[]): Promise<boolean> {
+export async function verifyLinks(ctx: NemesisContext, links: readonly Link[]): Promise<boolean> {
   const open = (await Promise.all(links.map(async (l) => ((await linkBlocked(l)) ? [] : [l]))))
     .flat()
     .map((l) => linkName(l, ctx.members.names));
@@ -79,7 +80,7 @@ async function verifyLinks(ctx: NemesisContext, links: readonly Link[]): Promise
 }
 
 /** Wait until the members the shape cuts off name no leader (and those told to, another one). */
-async function verifyShape(ctx: NemesisContext, shape: Shape): Promise<boolean> {
+export async function verifyShape(ctx: NemesisContext, shape: Shape): Promise<boolean> {
   if (shape.leaderless.length === 0 && shape.abandon === undefined) return true;
   const deadline = performance.now() + cutSeenTimeoutMs;
   let last = '';
@@ -183,6 +184,10 @@ export async function injectFault(ctx: NemesisContext, fault: FaultName): Promis
       return kill(ctx, 'leader');
     case 'kill-all':
       return kill(ctx, 'all');
+    case 'starve':
+      return starve(ctx);
+    case 'partition-leader-starved':
+      return partitionLeaderStarved(ctx);
     default:
       return partition(ctx, fault);
   }

@@ -8,7 +8,7 @@ export type WorkloadName = (typeof WORKLOADS)[number];
 
 /**
  * Fault classes. Partitions cut directed peer links with iptables (links.ts); the process
- * faults act on a member's PID (nemesis.ts).
+ * faults act on a member's PID (nemesis.ts; starvation: faults-starve.ts).
  */
 export const FAULTS = [
   'partition-one',
@@ -18,7 +18,9 @@ export const FAULTS = [
   'partition-one-way-in',
   'partition-one-way-out',
   'partition-flapping',
+  'partition-leader-starved',
   'pause',
+  'starve',
   'kill-one',
   'kill-leader',
   'kill-all',

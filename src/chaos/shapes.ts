@@ -15,7 +15,11 @@ export interface Shape {
   readonly abandon?: { readonly leader: number; readonly by: readonly number[] };
 }
 
-export type PartitionFault = Extract<FaultName, `partition-${string}`>;
+/** The partitions shapeOf knows; the starved leader's cut is faults-starve.ts's own. */
+export type PartitionFault = Exclude<
+  Extract<FaultName, `partition-${string}`>,
+  'partition-leader-starved'
+>;
 
 function both(a: readonly number[], b: readonly number[]): Link[] {
   const out: Link[] = [];
