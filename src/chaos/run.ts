@@ -18,6 +18,7 @@ import type { ChaosOptions } from './options.js';
 import { renderAnomaly, reportAnomalies, summarize, writeReport } from './report.js';
 import { Timeline, type TimelineEntry } from './timeline.js';
 import { InsertsWorkload } from './workloads/inserts.js';
+import { LeasesWorkload } from './workloads/leases.js';
 import { RegisterWorkload } from './workloads/register.js';
 import { WatchesWorkload } from './workloads/watches.js';
 import type { Workload, WorkloadContext } from './workloads/workload.js';
@@ -43,6 +44,8 @@ function workloadsFor(o: ChaosOptions, base: Omit<WorkloadContext, 'prng'>): Wor
         return new InsertsWorkload(ctx);
       case 'watches':
         return new WatchesWorkload(ctx);
+      case 'leases':
+        return new LeasesWorkload(ctx);
     }
   });
 }
