@@ -3,7 +3,7 @@
 // accept, and the ones the report uses.
 import { ChaosError } from './errors.js';
 
-export const WORKLOADS = ['register', 'inserts', 'watches', 'leases'] as const;
+export const WORKLOADS = ['register', 'inserts', 'watches', 'leases', 'locks'] as const;
 export type WorkloadName = (typeof WORKLOADS)[number];
 
 /**

@@ -19,6 +19,7 @@ import { renderAnomaly, reportAnomalies, summarize, writeReport } from './report
 import { Timeline, type TimelineEntry } from './timeline.js';
 import { InsertsWorkload } from './workloads/inserts.js';
 import { LeasesWorkload } from './workloads/leases.js';
+import { LocksWorkload } from './workloads/locks.js';
 import { RegisterWorkload } from './workloads/register.js';
 import { WatchesWorkload } from './workloads/watches.js';
 import type { Workload, WorkloadContext } from './workloads/workload.js';
@@ -46,6 +47,8 @@ function workloadsFor(o: ChaosOptions, base: Omit<WorkloadContext, 'prng'>): Wor
         return new WatchesWorkload(ctx);
       case 'leases':
         return new LeasesWorkload(ctx);
+      case 'locks':
+        return new LocksWorkload(ctx);
     }
   });
 }
