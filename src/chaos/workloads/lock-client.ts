@@ -18,8 +18,12 @@ import {
 } from './lock-messages.js';
 import { LockService } from './lock-service.js';
 
-/** How long a holder means to hold, and the pause between its holds, in ms. */
+/**
+ * How long a holder means to hold, and the pause between its holds, in ms; now and then much
+ * longer than its lease (a long job), so that a fault can come while it holds.
+ */
 const holdMs = { min: 200, max: 3_000 } as const;
+const longHoldMs = { min: 4_000, max: 8_000, probability: 0.2 } as const;
 const betweenHoldsMs = { min: 50, max: 500 } as const;
 /** The work between a holder's check and its write, and between its writes, in ms. */
 const workMs = { min: 20, max: 150 } as const;
@@ -81,7 +85,7 @@ async function act(
   token: bigint,
   holds_: () => boolean,
 ): Promise<void> {
-  const endMs = monotonicMs() + between(p, holdMs);
+  const endMs = monotonicMs() + between(p, p.chance(longHoldMs.probability) ? longHoldMs : holdMs);
   while (!stop.signal.aborted && monotonicMs() < endMs) {
     if (!holds_()) return;
     const checkedMs = monotonicMs();
@@ -275,13 +279,20 @@ async function runService(client: Client, p: Prng): Promise<void> {
           await act(p, hold, name, kv.createRevision, () => l.certain());
         } finally {
           send({ type: 'released', hold, releasedMs: monotonicMs() });
-          for (let a = 0; a < unlockAttempts; a++) {
+          let unlocked = false;
+          for (let a = 0; a < unlockAttempts && !unlocked; a++) {
             try {
               await svc.unlock(member, key, callTimeoutMs);
-              break;
+              unlocked = true;
             } catch {
               next();
             }
+          }
+          // Not unlocked: the key may still be there, and with the lease kept the next Lock of
+          // this name would find it and return it as if granted anew. The lease goes instead.
+          if (!unlocked) {
+            lease = undefined;
+            await l.abandon();
           }
         }
         // The lease is kept for the next lock, whose key then has the same name: the setting in
