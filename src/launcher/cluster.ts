@@ -103,7 +103,8 @@ interface Member {
   readonly dataDir: string;
   readonly logFile: string;
   readonly file: string;
-  readonly args: readonly string[];
+  /** The command line; a fresh restart switches it to join an existing cluster, for good. */
+  args: readonly string[];
   readonly log: MemberLog;
   child: ChildProcess | undefined;
   /** Stopped on purpose by kill(); waitReady does not expect it to answer. */
@@ -206,16 +207,41 @@ export class Cluster {
   }
 
   /**
+   * Member i will exit on its own (a fault made it: a failing disk); waitReady no longer expects
+   * it to answer, as after kill(), until it is restarted.
+   */
+  expectExit(i: number): void {
+    this.#member(i).down = true;
+  }
+
+  /**
    * Start member i again with the same flags and data directory (it must have exited); `env`
    * adds to the environment of this start only (a clock skewed by libfaketime, say).
+   *
+   * `fresh`: the member was removed from the cluster and added again (MemberAdd) under the same
+   * peer URL, so it starts as a new member would: its data directory wiped, and
+   * `--initial-cluster-state=existing`, so that it takes its configuration and data from the
+   * leader instead of bootstrapping a cluster of its own (etcd's runtime reconfiguration
+   * procedure). The flag stays for later restarts: the member was never one of the first.
    */
-  async restart(i: number, env: Readonly<Record<string, string>> = {}): Promise<void> {
+  async restart(
+    i: number,
+    env: Readonly<Record<string, string>> = {},
+    options: { readonly fresh?: boolean } = {},
+  ): Promise<void> {
     const m = this.#member(i);
     if (this.#stopped) throw new Error('cluster is stopped');
     if (this.#running(m)) throw new Error(`member ${i} (${m.name}) is still running`);
     if (m.child !== undefined) await exited(m.child);
     const extra = Object.keys(env);
-    m.log.note(extra.length === 0 ? 'restart' : `restart with ${extra.join(', ')} set`);
+    if (options.fresh === true) {
+      removeDir(m.dataDir);
+      m.args = m.args.map((a) =>
+        a.startsWith('--initial-cluster-state=') ? '--initial-cluster-state=existing' : a,
+      );
+    }
+    const what = options.fresh === true ? 'restart fresh (data wiped, joining)' : 'restart';
+    m.log.note(extra.length === 0 ? what : `${what} with ${extra.join(', ')} set`);
     m.down = false;
     this.#spawn(i, env);
   }
