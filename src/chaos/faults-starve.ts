@@ -11,7 +11,8 @@
 // from its own state) are what such a member must still get right.
 import { sleep } from '../launcher/poll.js';
 import { cut, restore, restoreAll, type Link } from './links.js';
-import { currentLeader, verifyLinks, verifyShape, type NemesisContext } from './nemesis.js';
+import { currentLeader } from './fault-kit.js';
+import { verifyLinks, verifyShape, type NemesisContext } from './nemesis.js';
 import type { Shape } from './shapes.js';
 
 /** How long a starvation lasts, and its cycles: stopped this long, then running this long. */

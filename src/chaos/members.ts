@@ -13,8 +13,11 @@ const startTimeoutMs = 60_000;
 export interface Members {
   readonly cluster: Cluster;
   readonly names: readonly string[];
-  /** Member IDs (decimal, as Status says them) by index, learned from the first probes. */
-  readonly ids: readonly string[];
+  /**
+   * Member IDs (decimal, as Status says them) by index, learned from the first probes. A member
+   * removed and added again (faults-membership.ts) gets a new ID, written here in its place.
+   */
+  readonly ids: string[];
 }
 
 export async function startMembers(

@@ -9,6 +9,7 @@ import { sleep } from '../launcher/poll.js';
 import type { Anomaly } from './anomaly.js';
 import type { ClockWindows } from './clock-windows.js';
 import { partitionLeaderStarved, starve } from './faults-starve.js';
+import { currentLeader } from './fault-kit.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
@@ -30,18 +31,6 @@ export interface NemesisContext {
   readonly clocks: ClockWindows;
   readonly signal: AbortSignal;
   readonly anomaly: (a: Anomaly) => void;
-}
-
-/** The member every answering member names, if a majority of all agree. */
-export async function currentLeader(ctx: NemesisContext): Promise<number | undefined> {
-  const probes = await probeAll(ctx.members.cluster, ctx.signal);
-  const votes = new Map<number, number>();
-  for (const p of probes) {
-    const l = leaderSeenBy(ctx.members, p);
-    if (typeof l === 'number') votes.set(l, (votes.get(l) ?? 0) + 1);
-  }
-  for (const [l, n] of votes) if (n > probes.length / 2) return l;
-  return undefined;
 }
 
 /** Whether a SYN from `from`'s address to `to`'s peer port goes unanswered (the rule drops it). */
