@@ -10,6 +10,7 @@ import type { Anomaly } from './anomaly.js';
 import type { ClockWindows } from './clock-windows.js';
 import { partitionLeaderStarved, starve } from './faults-starve.js';
 import { currentLeader } from './fault-kit.js';
+import { clockJump, clockRate } from './faults-clock.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
@@ -177,6 +178,10 @@ export async function injectFault(ctx: NemesisContext, fault: FaultName): Promis
       return starve(ctx);
     case 'partition-leader-starved':
       return partitionLeaderStarved(ctx);
+    case 'clock-rate':
+      return clockRate(ctx);
+    case 'clock-jump':
+      return clockJump(ctx);
     default:
       return partition(ctx, fault);
   }

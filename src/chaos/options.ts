@@ -8,7 +8,9 @@ export type WorkloadName = (typeof WORKLOADS)[number];
 
 /**
  * Fault classes. Partitions cut directed peer links with iptables (links.ts); the process
- * faults act on a member's PID (nemesis.ts; starvation: faults-starve.ts).
+ * faults act on a member's PID (nemesis.ts; starvation: faults-starve.ts); clock faults
+ * restart a member under libfaketime (faults-clock.ts); disk faults damage its WAL or fail its
+ * fsync (faults-disk.ts); member-rejoin removes and adds it (faults-membership.ts).
  */
 export const FAULTS = [
   'partition-one',
@@ -24,6 +26,8 @@ export const FAULTS = [
   'kill-one',
   'kill-leader',
   'kill-all',
+  'clock-rate',
+  'clock-jump',
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
