@@ -11,6 +11,7 @@ import type { ClockWindows } from './clock-windows.js';
 import { partitionLeaderStarved, starve } from './faults-starve.js';
 import { currentLeader } from './fault-kit.js';
 import { clockJump, clockRate } from './faults-clock.js';
+import { memberRejoin } from './faults-membership.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
 import type { FaultName } from './options.js';
@@ -182,6 +183,8 @@ export async function injectFault(ctx: NemesisContext, fault: FaultName): Promis
       return clockRate(ctx);
     case 'clock-jump':
       return clockJump(ctx);
+    case 'member-rejoin':
+      return memberRejoin(ctx);
     default:
       return partition(ctx, fault);
   }

@@ -28,6 +28,7 @@ export const FAULTS = [
   'kill-all',
   'clock-rate',
   'clock-jump',
+  'member-rejoin',
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
