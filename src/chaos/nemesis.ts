@@ -11,6 +11,7 @@ import type { ClockWindows } from './clock-windows.js';
 import { partitionLeaderStarved, starve } from './faults-starve.js';
 import { currentLeader } from './fault-kit.js';
 import { clockJump, clockRate } from './faults-clock.js';
+import { fsyncFail, walTail } from './faults-disk.js';
 import { memberRejoin } from './faults-membership.js';
 import { cut, linkName, memberHost, PEER_PORT, restore, restoreAll, type Link } from './links.js';
 import { leaderSeenBy, probeAll, type Members } from './members.js';
@@ -183,8 +184,12 @@ export async function injectFault(ctx: NemesisContext, fault: FaultName): Promis
       return clockRate(ctx);
     case 'clock-jump':
       return clockJump(ctx);
+    case 'wal-tail':
+      return walTail(ctx);
     case 'member-rejoin':
       return memberRejoin(ctx);
+    case 'fsync-fail':
+      return fsyncFail(ctx);
     default:
       return partition(ctx, fault);
   }

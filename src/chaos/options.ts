@@ -28,7 +28,9 @@ export const FAULTS = [
   'kill-all',
   'clock-rate',
   'clock-jump',
+  'wal-tail',
   'member-rejoin',
+  'fsync-fail',
 ] as const;
 export type FaultName = (typeof FAULTS)[number];
 
