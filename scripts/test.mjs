@@ -28,6 +28,10 @@ const systemNeeds = [
   // (`unshare --net`, from util-linux, which every Debian has; `ip` from iproute2).
   { command: 'iptables', pkg: 'iptables' },
   { command: 'ip', pkg: 'iproute2' },
+  // tenure chaos's clock faults run a member under libfaketime (LD_PRELOAD); its disk faults
+  // build a small LD_PRELOAD sync shim with gcc.
+  { command: 'faketime', pkg: 'faketime' },
+  { command: 'gcc', pkg: 'gcc' },
 ];
 
 function have(command) {
