@@ -121,12 +121,15 @@ export async function clockRate(ctx: NemesisContext): Promise<void> {
   try {
     // Real seconds per skewed second: 1/rate when the library took.
     const realPerSkewed = await probe;
-    if (realPerSkewed instanceof Error) throw realPerSkewed;
-    const seen = 1 / realPerSkewed;
-    // Nearer (in ratio) to the rate asked than to a true clock.
-    const took = Math.abs(Math.log(seen / rate)) < Math.abs(Math.log(seen));
-    ctx.timeline.add('note', `skew probe: clock ran at ×${seen.toFixed(2)} (asked ×${rate})`);
-    if (!took) skewNotSeen(ctx, `clock-rate ×${rate} did not take: a probe ran at ×${seen}`);
+    if (realPerSkewed instanceof Error) {
+      skewNotSeen(ctx, `clock-rate ×${rate}: the probe failed: ${realPerSkewed.message}`);
+    } else {
+      const seen = 1 / realPerSkewed;
+      // Nearer (in ratio) to the rate asked than to a true clock.
+      const took = Math.abs(Math.log(seen / rate)) < Math.abs(Math.log(seen));
+      ctx.timeline.add('note', `skew probe: clock ran at ×${seen.toFixed(2)} (asked ×${rate})`);
+      if (!took) skewNotSeen(ctx, `clock-rate ×${rate} did not take: a probe ran at ×${seen}`);
+    }
     await sleep(Math.max(0, ms - rateProbeTimerMs / rate), ctx.signal);
   } finally {
     await c.kill(x, 'SIGKILL');
