@@ -60,7 +60,7 @@ const pollMs = 100;
 const exitDiskFailure = 70;
 
 /** Where the valid records of a WAL end (at the first damaged one or the zeros). */
-function recordsEnd(bytes: Uint8Array): number {
+export function recordsEnd(bytes: Uint8Array): number {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 0;
   while (pos + headerBytes <= bytes.length) {
@@ -75,7 +75,7 @@ function recordsEnd(bytes: Uint8Array): number {
 }
 
 /** How far the last successful sync of the file with inode `ino` reached, from the record. */
-function syncedEnd(record: string, ino: number): number | undefined {
+export function syncedEnd(record: string, ino: number): number | undefined {
   if (!existsSync(record)) return undefined;
   let end: number | undefined;
   for (const line of readFileSync(record, 'utf8').split('\n')) {
