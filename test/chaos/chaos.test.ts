@@ -1,8 +1,9 @@
 // `tenure chaos`, bounded: one cycle of every fault class (partitions of every shape, pauses,
-// kills of one, of the leader and of all) on 3 members in a private namespace, under every
+// kills of one, of the leader and of all, clock rate and jumps, a torn WAL tail, a failing fsync,
+// a member removed and added again) on 3 members in a private namespace, under every
 // workload, judged by the checkers of src/check. It must find nothing, and must have run each
 // class. The run needs root (namespaces, iptables), as test/faults does; npm test installs
-// iptables. The budget is a hang guard, not a speed check (one cycle took 1.5 min here).
+// iptables. The budget is a hang guard, not a speed check (one cycle took 1.6-1.8 min here).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FAULTS, WORKLOADS } from '../../src/chaos/options.js';
