@@ -12,7 +12,8 @@
 import { sleep } from '../launcher/poll.js';
 import { cut, restore, restoreAll, type Link } from './links.js';
 import { currentLeader } from './fault-kit.js';
-import { verifyLinks, verifyShape, type NemesisContext } from './nemesis.js';
+import type { NemesisContext } from './nemesis.js';
+import { verifyLinks, verifyShape } from './verify-cut.js';
 import type { Shape } from './shapes.js';
 
 /** How long a starvation lasts, and its cycles: stopped this long, then running this long. */
