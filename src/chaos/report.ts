@@ -29,6 +29,8 @@ export interface ChaosSummary {
   readonly members: number;
   readonly steps: number;
   readonly faults: Readonly<Record<string, number>>;
+  /** Whether the members held one state at the end (agreement.ts). */
+  readonly agreement: string;
   readonly workloads: readonly {
     readonly name: string;
     readonly ops: number;
@@ -96,12 +98,13 @@ export function renderAnomaly(a: ReportedAnomaly, n: number): string {
 
 export function summarize(
   minutes: number,
-  seed: number,
-  members: number,
+  run: { readonly seed: number; readonly members: number },
   steps: readonly string[],
   results: readonly WorkloadResult[],
   anomalies: readonly Anomaly[],
+  agreement: string,
 ): ChaosSummary {
+  const { seed, members } = run;
   const faults: Record<string, number> = {};
   for (const s of steps) faults[s] = (faults[s] ?? 0) + 1;
   return {
@@ -112,6 +115,7 @@ export function summarize(
     members,
     steps: steps.length,
     faults,
+    agreement,
     workloads: results.map((r) => ({
       name: r.name,
       ops: r.ops,

@@ -8,6 +8,7 @@ import { prng } from '../core/base/prng.js';
 import { sleep } from '../launcher/poll.js';
 import { removeDir } from '../launcher/processes.js';
 import type { Anomaly } from './anomaly.js';
+import { checkAgreement } from './agreement.js';
 import { ClockWindows } from './clock-windows.js';
 import { ChaosError } from './errors.js';
 import { restoreAll } from './links.js';
@@ -115,17 +116,25 @@ export async function runChaos(o: ChaosOptions, io: ChaosIo): Promise<number> {
     t.add('note', 'nemesis done; workloads stopping');
     stopWorkloads.abort();
     await Promise.all(running);
+    let agreement = 'not checked: the cluster did not recover';
+    if (!broken()) {
+      t.add('note', "comparing the members' states");
+      const a = await checkAgreement(members.cluster.endpoints, members.names, stopAll.signal);
+      agreement = a.detail;
+      if (a.anomaly !== undefined) ctx.anomaly(a.anomaly);
+    }
     t.add('note', 'checking histories');
     const results = workloads.map((w) => w.check());
     for (const r of results) anomalies.push(...r.anomalies);
     const reported = reportAnomalies(anomalies, t, members.cluster.logFiles, members.names);
     const minutes = (performance.now() - t.startMs) / 60_000;
-    const summary = summarize(minutes, o.seed, o.members, steps, results, anomalies);
+    const summary = summarize(minutes, o, steps, results, anomalies, agreement);
     reported.forEach((a, i) => io.out(renderAnomaly(a, i + 1)));
     for (const r of results)
       io.out(
         `${r.name}: ${r.ops} ops (${r.unknown} unknown): ${r.verdict}${r.detail ? ` (${r.detail})` : ''}`,
       );
+    io.out(`agreement: ${agreement}`);
     io.out(
       `${summary.steps} nemesis steps, ${summary.ops} ops, ${summary.anomalies} anomalies in ` +
         `${summary.minutes} min (seed ${o.seed})`,
