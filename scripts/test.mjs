@@ -32,6 +32,9 @@ const systemNeeds = [
   // build a small LD_PRELOAD sync shim with gcc.
   { command: 'faketime', pkg: 'faketime' },
   { command: 'gcc', pkg: 'gcc' },
+  // gcc-12 only recommends the C library's headers, and an apt configured without recommends
+  // would leave the shim's #include <stdio.h> unresolved.
+  { command: 'true && test -e /usr/include/stdio.h', pkg: 'libc6-dev' },
 ];
 
 function have(command) {
