@@ -110,13 +110,16 @@ export class LockService {
         new grpc.Metadata(),
         { deadline: Date.now() + deadlineMs },
         (err, value) => {
+          signal?.removeEventListener('abort', cancel);
           if (err !== null)
             reject(new LockServiceError(grpc.status[err.code] ?? String(err.code), err.details));
           else resolve(value ?? {});
         },
       );
-      // A cancelled Lock withdraws the key it queued (server/api/lock.ts).
-      signal?.addEventListener('abort', () => call.cancel(), { once: true });
+      // A cancelled Lock withdraws the key it queued (server/api/lock.ts). The listener goes
+      // with the call: the signal is the client's one stop signal, for thousands of calls.
+      const cancel = (): void => call.cancel();
+      signal?.addEventListener('abort', cancel, { once: true });
     });
   }
 }
