@@ -270,18 +270,19 @@ export class WatchesWorkload implements Workload {
 
   /** Wait until every slot's watcher has been delivered the last reference event of its range. */
   async #catchUp(reference: Reference): Promise<void> {
-    const target = (w: LiveWatcher): number =>
-      reference.events
-        .filter((e) => keyInRange(e.key, w.range.key, w.range.rangeEnd))
-        .reduce((m, e) => Math.max(m, e.revision), 0);
+    // Each target once: the reference of a long run has hundreds of thousands of events.
+    const targets = this.#current.map((watcher) => ({
+      watcher,
+      target: reference.events
+        .filter((e) => keyInRange(e.key, watcher.range.key, watcher.range.rangeEnd))
+        .reduce((m, e) => Math.max(m, e.revision), 0),
+    }));
     const behind = (): { watcher: LiveWatcher; target: number }[] =>
-      this.#current
-        .map((watcher) => ({ watcher, target: target(watcher) }))
-        .filter(({ watcher, target: t }) => {
-          const created = watcher.sessions.find((s) => s.created);
-          if (created === undefined) return true;
-          return Math.max(watcher.lastDelivered, effectiveStart(created) - 1) < t;
-        });
+      targets.filter(({ watcher, target: t }) => {
+        const created = watcher.sessions.find((s) => s.created);
+        if (created === undefined) return true;
+        return Math.max(watcher.lastDelivered, effectiveStart(created) - 1) < t;
+      });
     const deadline = performance.now() + catchUpMs;
     while (behind().length > 0 && performance.now() < deadline) await pause(100);
     this.#stalled = behind();
