@@ -8,10 +8,13 @@
 import { sleep } from '../launcher/poll.js';
 import type { Anomaly } from './anomaly.js';
 
-/** A hang guard: expired leases and closed sessions have settled well within this. */
-const quietTimeoutMs = 60_000;
+/**
+ * Hang guards, not speed checks: expired leases and closed sessions settle within seconds, but
+ * after an hour's soak a hash covers millions of revisions on members sharing two cores.
+ */
+const quietTimeoutMs = 180_000;
 const pollIntervalMs = 500;
-const callTimeoutMs = 5_000;
+const callTimeoutMs = 60_000;
 
 interface MemberState {
   readonly applied: string;
