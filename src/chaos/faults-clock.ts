@@ -117,8 +117,9 @@ export async function clockRate(ctx: NemesisContext): Promise<void> {
   );
   await c.kill(x, 'SIGKILL');
   ctx.clocks.begin(x, rate);
-  await c.restart(x, env);
   try {
+    // Inside the try: a window left open would judge every later lease at ×2's drift.
+    await c.restart(x, env);
     // Real seconds per skewed second: 1/rate when the library took.
     const realPerSkewed = await probe;
     if (realPerSkewed instanceof Error) {

@@ -150,12 +150,19 @@ async function replace(ctx: NemesisContext, x: number, why: string): Promise<voi
   await c.restart(x, {}, { fresh: true });
   const deadline = performance.now() + joinTimeoutMs;
   const endpoint = c.endpoints[x] ?? '';
-  while (performance.now() < deadline) {
+  let joined = false;
+  while (!joined && performance.now() < deadline) {
     const s = await probeStatus(endpoint, ctx.signal).catch(() => undefined);
-    if (s?.memberId === added && s.leader !== undefined && s.leader !== '0') break;
-    await sleep(retryPauseMs, ctx.signal);
+    joined = s?.memberId === added && s.leader !== undefined && s.leader !== '0';
+    if (!joined) await sleep(retryPauseMs, ctx.signal);
   }
-  ctx.timeline.add('heal', `${name} rejoined with a wiped data dir (${why})`);
+  // Not yet: the recovery wait that follows every step judges it (no-recovery past its bound).
+  ctx.timeline.add(
+    'heal',
+    joined
+      ? `${name} rejoined with a wiped data dir (${why})`
+      : `${name} restarted with a wiped data dir (${why}), not yet joined after ${joinTimeoutMs} ms`,
+  );
 }
 
 export async function memberRejoin(ctx: NemesisContext): Promise<void> {

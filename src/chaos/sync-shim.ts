@@ -162,5 +162,8 @@ export function syncShimEnv(
     TENURE_CHAOS_SYNC_MODE: mode,
     TENURE_CHAOS_SYNC_TRIGGER: trigger,
     TENURE_CHAOS_SYNC_RECORD: record,
+    // The shim sees only syncs made through glibc; a libuv that sent them through io_uring
+    // would pass them by (and a failing disk would never fail).
+    UV_USE_IO_URING: '0',
   };
 }
