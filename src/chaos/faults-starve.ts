@@ -11,7 +11,7 @@
 // from its own state) are what such a member must still get right.
 import { sleep } from '../launcher/poll.js';
 import { cut, restore, restoreAll, type Link } from './links.js';
-import { currentLeader } from './fault-kit.js';
+import { currentLeader, uniform } from './fault-kit.js';
 import type { NemesisContext } from './nemesis.js';
 import { verifyLinks, verifyShape } from './verify-cut.js';
 import type { Shape } from './shapes.js';
@@ -28,10 +28,6 @@ const cutStoppedMs = 300;
 const cutRunningMs = 30;
 const cutStarveMsMin = 4_000;
 const cutStarveMsMax = 7_000;
-
-function uniform(ctx: NemesisContext, lo: number, hi: number): number {
-  return lo + ctx.prng.next() * (hi - lo);
-}
 
 /**
  * Stop and continue member `x` in cycles until `forMs` have passed; it is left running whatever
@@ -66,9 +62,9 @@ export async function starve(ctx: NemesisContext): Promise<void> {
   const size = ctx.members.cluster.size;
   const leader = await currentLeader(ctx);
   const x = leader !== undefined && ctx.prng.chance(0.5) ? leader : ctx.prng.int(0, size);
-  const forMs = uniform(ctx, starveMsMin, starveMsMax);
-  const stoppedMs = uniform(ctx, stoppedMsMin, stoppedMsMax);
-  const runningMs = uniform(ctx, runningMsMin, runningMsMax);
+  const forMs = uniform(ctx.prng, starveMsMin, starveMsMax);
+  const stoppedMs = uniform(ctx.prng, stoppedMsMin, stoppedMsMax);
+  const runningMs = uniform(ctx.prng, runningMsMin, runningMsMax);
   const name = ctx.members.names[x] ?? String(x);
   ctx.timeline.add(
     'starve',
@@ -102,7 +98,7 @@ export async function partitionLeaderStarved(ctx: NemesisContext): Promise<void>
     leaderless: [],
     abandon: { leader: lead, by: others },
   };
-  const forMs = uniform(ctx, cutStarveMsMin, cutStarveMsMax);
+  const forMs = uniform(ctx.prng, cutStarveMsMin, cutStarveMsMax);
   cut(links);
   let starving: Promise<number> | undefined;
   try {

@@ -34,7 +34,6 @@ export interface NemesisContext {
   readonly anomaly: (a: Anomaly) => void;
 }
 
-/** Whether a SYN from `from`'s address to `to`'s peer port goes unanswered (the rule drops it). */
 async function partition(ctx: NemesisContext, fault: PartitionFault): Promise<void> {
   const leader = await currentLeader(ctx);
   const shape = shapeOf(fault, ctx.members.cluster.size, leader, ctx.prng, ctx.members.names);

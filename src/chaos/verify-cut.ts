@@ -15,6 +15,7 @@ const cutSeenTimeoutMs = 20_000;
 const probeConnectMs = 500;
 const probeIntervalMs = 100;
 
+/** Whether a SYN from `from`'s address to `to`'s peer port goes unanswered (the rule drops it). */
 function linkBlocked(l: Link): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({
