@@ -16,7 +16,13 @@ export type RecipeErrorCode =
   /** Proclaim or a fenced write found that this contender no longer leads. */
   | 'NOT_LEADER'
   /** The same session already queues for (or holds) this name in this process. */
-  | 'ALREADY_QUEUED';
+  | 'ALREADY_QUEUED'
+  /** The holder reported no progress within progressDeadlineMs: treated as stuck. */
+  | 'STUCK'
+  /** The fencePrevious hook failed or ran out of time: the new term was not started. */
+  | 'FENCE_FAILED'
+  /** The backend does not offer this operation (hand-off on PostgreSQL, say). */
+  | 'UNSUPPORTED';
 
 export class RecipeError extends Error {
   readonly code: RecipeErrorCode;
