@@ -95,3 +95,22 @@ export {
   handOffHintKey,
   tokenAdmits,
 } from './recipe-keys.js';
+
+// --- Service registry: etcd's Go naming layout and format (docs/registry.md).
+export { Registry, Registration, type RegisterOptions, type RegistryList } from './registry.js';
+export { RegistryWatcher, type RegistryWatchOptions } from './registry-watch.js';
+export type {
+  Instance,
+  InstanceChange,
+  InstanceSet,
+  RegistryView,
+  SkippedValue,
+} from './registry-view.js';
+export {
+  decodeEndpoint,
+  encodeEndpoint,
+  instanceKey,
+  servicePrefix,
+  type Endpoint,
+  type JsonValue,
+} from './registry-format.js';

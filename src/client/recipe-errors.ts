@@ -11,6 +11,8 @@ export type RecipeErrorCode =
   | 'RESIGNED'
   /** The leader handed leadership to a chosen successor. */
   | 'HANDED_OFF'
+  /** The registration was unregistered by its owner (registry.ts). */
+  | 'UNREGISTERED'
   /** The elector was stopped. */
   | 'STOPPED'
   /** Proclaim or a fenced write found that this contender no longer leads. */
