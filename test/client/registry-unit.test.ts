@@ -64,7 +64,7 @@ test('encode then decode is the identity (property)', () => {
     fc.property(fc.string({ minLength: 1 }), jsonValue, (addr, metadata) => {
       const d = decodeEndpoint(encodeEndpoint({ addr, metadata }));
       assert.ok(d.ok);
-      // JSON has no -0: Go writes it as -0 and reads 0; so do we.
+      // JSON.stringify writes -0 as 0 (Go writes -0); either way it reads back as 0.
       const plain = JSON.parse(JSON.stringify(metadata)) as JsonValue;
       assert.deepEqual(d.endpoint, { addr, metadata: plain });
     }),
