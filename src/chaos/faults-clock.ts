@@ -27,14 +27,14 @@
 // nothing): for a rate, that a timer of 2 s there lasts 2/R s here; for a jump, that `date`
 // there says our wall clock plus the offset.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { faketimeLibraryName, findFaketimeLibrary } from '../launcher/faketime.js';
 import { sleep } from '../launcher/poll.js';
 import { ChaosError } from './errors.js';
 import { currentLeader, otherThan, uniform } from './fault-kit.js';
 import type { NemesisContext } from './nemesis.js';
 
-const libraryName = 'libfaketime.so.1';
 /** How long the throwaway process's timer runs by its own (skewed) clock. */
 const rateProbeTimerMs = 2_000;
 /** A hang guard for the throwaway process. */
@@ -42,22 +42,13 @@ const rateProbeTimeoutMs = 30_000;
 /** `date` there against our clock, plus the offset, may differ this much (start-up, rounding). */
 const jumpToleranceS = 5;
 
-/**
- * The library's path: Debian puts it in /usr/lib/<multiarch triple>/faketime/, other builds in
- * /usr/lib/faketime or /usr/local/lib/faketime.
- */
+/** The library's path (src/launcher/faketime.ts); a ChaosError naming the package if missing. */
 export function faketimeLibrary(): string {
-  const dirs = ['/usr/local/lib/faketime', '/usr/lib/faketime'];
-  try {
-    for (const d of readdirSync('/usr/lib')) dirs.push(join('/usr/lib', d, 'faketime'));
-  } catch {
-    // No /usr/lib: only the fixed places.
-  }
-  const found = dirs.map((d) => join(d, libraryName)).find((p) => existsSync(p));
+  const found = findFaketimeLibrary();
   if (found === undefined)
     throw new ChaosError(
       'SETUP',
-      `the clock faults need ${libraryName} from Debian's faketime package: apt-get install -y faketime`,
+      `the clock faults need ${faketimeLibraryName} from Debian's faketime package: apt-get install -y faketime`,
     );
   return found;
 }
