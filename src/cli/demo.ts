@@ -17,6 +17,7 @@ import {
 import { Timeline } from '../demo/timeline.js';
 import { integer } from './args.js';
 import { startCluster, type Cluster } from '../launcher/cluster.js';
+import { registerRedlockDemo } from './demo-redlock.js';
 
 interface SplitBrainFlags {
   readonly endpoints?: string;
@@ -91,6 +92,7 @@ export function registerDemo(program: Command): void {
   const demo = program
     .command('demo')
     .description('demonstrations with real processes against a tenure cluster');
+  registerRedlockDemo(demo);
   demo
     .command('split-brain')
     .description(
