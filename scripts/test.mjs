@@ -29,12 +29,18 @@ const systemNeeds = [
   { command: 'iptables', pkg: 'iptables' },
   { command: 'ip', pkg: 'iproute2' },
   // tenure chaos's clock faults run a member under libfaketime (LD_PRELOAD); its disk faults
-  // build a small LD_PRELOAD sync shim with gcc.
+  // build a small LD_PRELOAD sync shim with gcc. test/demo/redlock runs tenure members under
+  // libfaketime too, and builds a wall clock shim with gcc for Redis (libfaketime does not load
+  // into redis-server: jemalloc).
   { command: 'faketime', pkg: 'faketime' },
   { command: 'gcc', pkg: 'gcc' },
   // gcc-12 only recommends the C library's headers, and an apt configured without recommends
   // would leave the shim's #include <stdio.h> unresolved.
   { command: 'true && test -e /usr/include/stdio.h', pkg: 'libc6-dev' },
+  // test/demo/redlock starts five throwaway Redis servers for Redlock (@sesamecare-oss/redlock)
+  // on free 127.0.0.1 ports and stops them by PID. redis-server's postinst starts a daemon on
+  // 127.0.0.1:6379 where an init allows it; the demo never uses that port.
+  { command: 'test -x /usr/bin/redis-server', pkg: 'redis-server' },
 ];
 
 function have(command) {
