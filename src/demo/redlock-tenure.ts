@@ -178,7 +178,7 @@ async function holdThrough(
 }
 
 export function tenureClockJump(ctx: TenureContext): Promise<TenureCounts> {
-  return holdThrough(ctx, 'clock-jump', tenureTtlSeconds, async () => {
+  return holdThrough(ctx, 'clock-jump', tenureTtlSeconds, () => {
     writeFileSync(ctx.clock.file, `+${tenureClockJumpSeconds}\n`);
     const seen = offsetSeenSeconds(ctx.clock.env);
     const took = Math.abs(seen - tenureClockJumpSeconds) <= jumpToleranceSeconds;
@@ -187,8 +187,10 @@ export function tenureClockJump(ctx: TenureContext): Promise<TenureCounts> {
       `every member's wall clock jumps +${tenureClockJumpSeconds} s (probe: ` +
         `${seen.toFixed(0)} s${took ? '' : ', DID NOT TAKE'})`,
     );
-    if (!took) throw new Error(`the faketime offset did not take: a probe saw ${seen} s`);
-    await Promise.resolve();
+    if (!took) {
+      return Promise.reject(new Error(`the faketime offset did not take: a probe saw ${seen} s`));
+    }
+    return Promise.resolve();
   }).finally(() => writeFileSync(ctx.clock.file, '+0\n'));
 }
 
