@@ -82,6 +82,13 @@ export {
   type ObserveOptions,
 } from './election.js';
 export { LeaderElector, type LeaderElectorOptions, type LeadingContext } from './leader-elector.js';
+export type {
+  ElectorBackend,
+  ElectorObserver,
+  ElectorTerm,
+  PreviousLeader,
+} from './elector-backend.js';
+export { etcdElectorBackend, EtcdTerm, type EtcdElectorBackendOptions } from './elector-etcd.js';
 export {
   RecipeError,
   type RecipeErrorCode,

@@ -21,6 +21,12 @@
 // an onStartedLeading (client-go#1187). onNewLeader(identity | null) is called for every new term
 // (the token changed, even for the same identity) and for "no leader".
 //
+// Backends. The elector runs over an ElectorBackend (elector-backend.ts): given a Client it uses
+// `etcdElectorBackend` (elector-etcd.ts: etcd's election layout on tenure or etcd, with the
+// hand-off protocol below); another backend (PostgreSQL) is passed as is. `LeadingContext.term`
+// is the backend's term; `LeadingContext.leadership` and the `leadership` getter are the etcd
+// Leadership (proclaim, isLeader() as a Txn compare) on the etcd backend, undefined on others.
+//
 // Hand-off protocol (works on vanilla etcd: plain keys and leases; foreign candidates such as
 // `etcdctl elect` do not know it and simply keep their FIFO place):
 //   1. The leader writes the hint `name.handoff` = {"to": successor, "fromToken": token}, in a Txn
@@ -37,13 +43,13 @@
 // If the successor is not a candidate, or dies meanwhile, the hint is ignored and the FIFO order
 // decides; the hint lease expires regardless.
 import { sleep, type CallOptions } from './call-options.js';
-import type { Client } from './client.js';
-import { Election, type LeaderInfo, type Leadership, type LeaderObserver } from './election.js';
-import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
+import { Client } from './client.js';
+import type { ElectorBackend, ElectorObserver, ElectorTerm } from './elector-backend.js';
+import { EtcdTerm, etcdElectorBackend } from './elector-etcd.js';
+import type { LeaderInfo, Leadership } from './election.js';
 import { RecipeError, type RecipeTrace } from './recipe-errors.js';
 import { linkAbort } from './recipe-signal.js';
 import type { Session, SessionOptions } from './session.js';
-import { op } from './txn.js';
 import './dispose.js';
 
 /** What onStartedLeading gets. */
@@ -52,7 +58,10 @@ export interface LeadingContext {
   readonly signal: AbortSignal;
   /** The fencing token of this term. */
   readonly token: bigint;
-  readonly leadership: Leadership;
+  /** This term as the backend gives it. */
+  readonly term: ElectorTerm;
+  /** The etcd Leadership of this term (proclaim, isLeader()); undefined on other backends. */
+  readonly leadership: Leadership | undefined;
 }
 
 export interface LeaderElectorOptions {
@@ -91,25 +100,26 @@ const handOffTtlSecondsDefault = 15;
 const sessionCloseTimeoutMs = 2_000;
 
 export class LeaderElector implements AsyncDisposable {
-  readonly #client: Client;
+  readonly #backend: ElectorBackend;
   readonly #o: LeaderElectorOptions;
-  readonly #election: Election;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
-  #observer: LeaderObserver | undefined;
+  #observer: ElectorObserver | undefined;
   #observing: Promise<void> | undefined;
-  #leadership: Leadership | undefined;
+  #term: ElectorTerm | undefined;
   #termEnded: Promise<void> | undefined;
   #leader: LeaderInfo | null | undefined;
 
-  constructor(client: Client, options: LeaderElectorOptions) {
+  /** On a Client: etcd's election layout (etcdElectorBackend); else the backend given. */
+  constructor(backend: Client | ElectorBackend, options: LeaderElectorOptions) {
     if (options.identity.length === 0) throw new RangeError('LeaderElector: identity is empty');
-    this.#client = client;
+    this.#backend =
+      backend instanceof Client
+        ? etcdElectorBackend(backend, options.name, {
+            ...(options.trace === undefined ? {} : { trace: options.trace }),
+          })
+        : backend;
     this.#o = options;
-    this.#election = new Election(client, options.name, {
-      handOff: true,
-      ...(options.trace === undefined ? {} : { trace: options.trace }),
-    });
   }
 
   /** Start campaigning and observing (idempotent). */
@@ -117,8 +127,8 @@ export class LeaderElector implements AsyncDisposable {
     if (this.#loop !== undefined) return this;
     // A closed client never answers again: the elector stops with it (not an onError, which is
     // for failures the elector survives) instead of retrying for ever.
-    const unlink = linkAbort(this.#client.closingSignal, this.#stop);
-    this.#observer = this.#election.observe({ signal: this.#stop.signal });
+    const unlink = linkAbort(this.#backend.closingSignal, this.#stop);
+    this.#observer = this.#backend.observe(this.#o.name, { signal: this.#stop.signal });
     this.#observing = this.#observe(this.#observer);
     this.#loop = this.#run().finally(unlink);
     return this;
@@ -126,12 +136,18 @@ export class LeaderElector implements AsyncDisposable {
 
   /** True while this candidate leads and its session is valid (checked now). */
   get isLeader(): boolean {
-    return this.#leadership?.valid() ?? false;
+    return this.#term?.valid() ?? false;
   }
 
-  /** The current term's leadership, while leading. */
+  /** The current term, while leading. */
+  get term(): ElectorTerm | undefined {
+    return this.#term;
+  }
+
+  /** The current term's etcd Leadership, while leading on the etcd backend. */
   get leadership(): Leadership | undefined {
-    return this.#leadership;
+    const t = this.#term;
+    return t instanceof EtcdTerm ? t.leadership : undefined;
   }
 
   /** The leader last observed (undefined before the first observation). */
@@ -142,24 +158,26 @@ export class LeaderElector implements AsyncDisposable {
   /**
    * Hand leadership to `identity` (see the protocol above): write the hint, end this term (the
    * callback's signal aborts with RecipeError HANDED_OFF), resign. Resolves once this term has
-   * ended. RecipeError NOT_LEADER if this candidate does not lead.
+   * ended. RecipeError NOT_LEADER if this candidate does not lead, UNSUPPORTED if the backend
+   * has no hand-off.
    */
   async handOff(identity: string, options: CallOptions = {}): Promise<void> {
-    const l = this.#leadership;
+    const l = this.#term;
     if (l === undefined || !l.valid()) {
       throw new RecipeError('NOT_LEADER', `${this.#o.identity} does not lead ${this.#o.name}`);
     }
+    const b = this.#backend;
+    if (b.handOff === undefined) {
+      throw new RecipeError('UNSUPPORTED', `${this.#o.name}: this backend has no hand-off`);
+    }
     const ttl = this.#o.handOffTtlSeconds ?? handOffTtlSecondsDefault;
-    const lease = await this.#client.lease.grant(ttl, options);
-    const hint = encodeHandOffHint({ to: identity, fromToken: l.token.toString() });
-    const r = await this.#client.kv
-      .txn()
-      .if(l.isLeader())
-      .then(op.put(handOffHintKey(this.#o.name), hint, { lease: lease.id }))
-      .commit(options);
-    if (!r.succeeded) {
-      await this.#client.lease.revoke(lease.id).catch(() => undefined);
-      throw new RecipeError('NOT_LEADER', `${this.#o.identity} lost ${this.#o.name} meanwhile`);
+    try {
+      await b.handOff(this.#o.name, l, identity, ttl, options);
+    } catch (e) {
+      if (e instanceof RecipeError && e.code === 'NOT_LEADER') {
+        throw new RecipeError('NOT_LEADER', `${this.#o.identity} lost ${this.#o.name} meanwhile`);
+      }
+      throw e;
     }
     const ended = this.#termEnded;
     l.abort(new RecipeError('HANDED_OFF', `${this.#o.name}: handed off to ${identity}`));
@@ -171,7 +189,7 @@ export class LeaderElector implements AsyncDisposable {
    * Idempotent.
    */
   async stop(): Promise<void> {
-    // Aborting #stop also ends a term in progress at once (its listener in #term).
+    // Aborting #stop also ends a term in progress at once (its listener in #lead).
     this.#stop.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
     await this.#loop;
     await this.#observer?.close();
@@ -187,7 +205,7 @@ export class LeaderElector implements AsyncDisposable {
     return this.stop();
   }
 
-  async #observe(observer: LeaderObserver): Promise<void> {
+  async #observe(observer: ElectorObserver): Promise<void> {
     let lastToken: bigint | null | undefined;
     for await (const info of observer) {
       this.#leader = info;
@@ -209,13 +227,14 @@ export class LeaderElector implements AsyncDisposable {
       let session: Session | undefined;
       let failed = false;
       try {
-        session = await this.#client.session({
+        session = await this.#backend.session({
           ...o.session,
           ttlSeconds: o.ttlSeconds ?? ttlSecondsDefault,
           signal: stop,
         });
-        const l = await this.#election.campaign(session, o.identity, { signal: stop });
-        await this.#term(l);
+        const value = Buffer.from(o.identity);
+        const l = await this.#backend.campaign(o.name, session, value, { signal: stop });
+        await this.#lead(l);
       } catch (e) {
         if (!stop.aborted) {
           failed = true;
@@ -228,17 +247,22 @@ export class LeaderElector implements AsyncDisposable {
     }
   }
 
-  async #term(l: Leadership): Promise<void> {
+  async #lead(l: ElectorTerm): Promise<void> {
     let endTerm!: () => void;
     this.#termEnded = new Promise((resolve) => (endTerm = resolve));
-    this.#leadership = l;
+    this.#term = l;
     const stop = this.#stop.signal;
     const onStop = (): void => l.abort(new RecipeError('STOPPED', `${this.#o.name}: stopped`));
     stop.addEventListener('abort', onStop, { once: true });
     if (stop.aborted) onStop();
     try {
       try {
-        await this.#o.onStartedLeading({ signal: l.signal, token: l.token, leadership: l });
+        await this.#o.onStartedLeading({
+          signal: l.signal,
+          token: l.token,
+          term: l,
+          leadership: l instanceof EtcdTerm ? l.leadership : undefined,
+        });
       } catch (e) {
         if (!l.signal.aborted) this.#o.onError?.(e);
       }
@@ -252,7 +276,7 @@ export class LeaderElector implements AsyncDisposable {
       stop.removeEventListener('abort', onStop);
       // Release after the callback has settled: never while its work may still be running.
       await l.resign().catch(() => false);
-      this.#leadership = undefined;
+      this.#term = undefined;
       try {
         this.#o.onStoppedLeading?.();
       } catch (e) {
