@@ -27,6 +27,15 @@
 // is the backend's term; `LeadingContext.leadership` and the `leadership` getter are the etcd
 // Leadership (proclaim, isLeader() as a Txn compare) on the etcd backend, undefined on others.
 //
+// Stuck leaders (progressDeadlineMs, docs/stuck-leaders.md). A leader can renew its session while
+// its callback makes no progress (a hung call, a deadlock): the lease alone never replaces it.
+// With a deadline, a callback that does not call progress() in time is STUCK
+// (progress-watchdog.ts): its signal aborts, its session is abandoned (renewals stop, no revoke),
+// and the term is released only after the callback settles, as for any term. Revoking or
+// resigning at once would let the next leader start while the stuck one may still be acting;
+// letting the lease run out gives the next leader a larger token and the same guarantee as after
+// a crashed leader.
+//
 // Hand-off protocol (works on vanilla etcd: plain keys and leases; foreign candidates such as
 // `etcdctl elect` do not know it and simply keep their FIFO place):
 //   1. The leader writes the hint `name.handoff` = {"to": successor, "fromToken": token}, in a Txn
@@ -48,6 +57,7 @@ import type { ElectorBackend, ElectorObserver, ElectorTerm } from './elector-bac
 import { EtcdTerm, etcdElectorBackend } from './elector-etcd.js';
 import type { LeaderInfo, Leadership } from './election.js';
 import { RecipeError, type RecipeTrace } from './recipe-errors.js';
+import { ProgressWatchdog } from './progress-watchdog.js';
 import { linkAbort } from './recipe-signal.js';
 import type { Session, SessionOptions } from './session.js';
 import './dispose.js';
@@ -62,6 +72,8 @@ export interface LeadingContext {
   readonly term: ElectorTerm;
   /** The etcd Leadership of this term (proclaim, isLeader()); undefined on other backends. */
   readonly leadership: Leadership | undefined;
+  /** Report progress: restarts the progressDeadlineMs count (a no-op without a deadline). */
+  readonly progress: () => void;
 }
 
 export interface LeaderElectorOptions {
@@ -81,6 +93,15 @@ export interface LeaderElectorOptions {
   readonly retryIntervalMs?: number;
   /** Lifetime of a hand-off hint, in seconds. Default 15. */
   readonly handOffTtlSeconds?: number;
+  /**
+   * The longest onStartedLeading may go without calling `ctx.progress()`, in ms, counted from the
+   * start of the term and then from each call (docs/stuck-leaders.md). Past it the leader is
+   * STUCK: its signal aborts with RecipeError STUCK, its session stops renewing (the lease runs
+   * out on the server and another candidate takes over, with a larger token), it does not resign
+   * while the callback may still run, and this elector campaigns again only once the callback has
+   * settled — never, if it never settles. Reported through onError and trace. Default: none.
+   */
+  readonly progressDeadlineMs?: number;
   /** Called when this candidate becomes leader. Must stop when `signal` aborts. */
   readonly onStartedLeading: (ctx: LeadingContext) => Promise<void> | void;
   /** Called after a term ended (the callback settled and the key was resigned); only if it led. */
@@ -113,6 +134,10 @@ export class LeaderElector implements AsyncDisposable {
   /** On a Client: etcd's election layout (etcdElectorBackend); else the backend given. */
   constructor(backend: Client | ElectorBackend, options: LeaderElectorOptions) {
     if (options.identity.length === 0) throw new RangeError('LeaderElector: identity is empty');
+    const d = options.progressDeadlineMs;
+    if (d !== undefined && !(d > 0 && Number.isFinite(d))) {
+      throw new RangeError('LeaderElector: progressDeadlineMs must be a finite number > 0');
+    }
     this.#backend =
       backend instanceof Client
         ? etcdElectorBackend(backend, options.name, {
@@ -234,7 +259,7 @@ export class LeaderElector implements AsyncDisposable {
         });
         const value = Buffer.from(o.identity);
         const l = await this.#backend.campaign(o.name, session, value, { signal: stop });
-        await this.#lead(l);
+        await this.#lead(l, session);
       } catch (e) {
         if (!stop.aborted) {
           failed = true;
@@ -247,7 +272,24 @@ export class LeaderElector implements AsyncDisposable {
     }
   }
 
-  async #lead(l: ElectorTerm): Promise<void> {
+  /** The watchdog of one term, or undefined without progressDeadlineMs. */
+  #watchdog(l: ElectorTerm, session: Session): ProgressWatchdog | undefined {
+    const deadlineMs = this.#o.progressDeadlineMs;
+    if (deadlineMs === undefined) return undefined;
+    return new ProgressWatchdog(session.clock, deadlineMs, () => {
+      const e = new RecipeError(
+        'STUCK',
+        `${this.#o.name}: ${this.#o.identity} made no progress within ${deadlineMs} ms; ` +
+          'its session is abandoned and it campaigns again only once its callback settles',
+      );
+      l.abort(e);
+      session.abandon();
+      this.#o.trace?.({ type: 'stuck', key: this.#o.name, token: l.token, deadlineMs });
+      this.#o.onError?.(e);
+    });
+  }
+
+  async #lead(l: ElectorTerm, session: Session): Promise<void> {
     let endTerm!: () => void;
     this.#termEnded = new Promise((resolve) => (endTerm = resolve));
     this.#term = l;
@@ -255,6 +297,7 @@ export class LeaderElector implements AsyncDisposable {
     const onStop = (): void => l.abort(new RecipeError('STOPPED', `${this.#o.name}: stopped`));
     stop.addEventListener('abort', onStop, { once: true });
     if (stop.aborted) onStop();
+    const watchdog = this.#watchdog(l, session);
     try {
       try {
         await this.#o.onStartedLeading({
@@ -262,9 +305,13 @@ export class LeaderElector implements AsyncDisposable {
           token: l.token,
           term: l,
           leadership: l instanceof EtcdTerm ? l.leadership : undefined,
+          progress: () => watchdog?.progress(),
         });
       } catch (e) {
         if (!l.signal.aborted) this.#o.onError?.(e);
+      } finally {
+        // A settled callback is not stuck, whatever it did before (and has nothing to report).
+        watchdog?.stop();
       }
       // A callback that returned early keeps leadership until the signal aborts (client-go).
       if (!l.signal.aborted) {

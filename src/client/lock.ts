@@ -16,6 +16,12 @@
 // - Optional lock-delay (Chubby §2.4): a waiter whose predecessor vanished without a clean
 //   release waits `lockDelayMs` before taking the lock (recipe-keys.ts lockDelayMsFor).
 //
+// - Optional progress deadline (`run(fn, { progressDeadlineMs })`, docs/stuck-leaders.md): a
+//   critical section that does not call `progress()` within the deadline is STUCK: its signal
+//   aborts with RecipeError STUCK and the session stops renewing (Session.abandon), so the lease
+//   runs out on the server and the next waiter gets the lock; the stuck holder never releases
+//   while `fn` may still run.
+//
 //   const lock = new Lock(client, session, 'jobs/nightly');
 //   await lock.run(async ({ signal, token }) => {
 //     await db.query('UPDATE jobs SET ... WHERE fence <= $1', [token], { signal });
@@ -28,6 +34,7 @@ import { RecipeError, type RecipeTrace } from './recipe-errors.js';
 import type { KeyGuard } from './recipe-guard.js';
 import { QueueHolder } from './recipe-holder.js';
 import { lockDelayMsFor, releaseMarkerKey } from './recipe-keys.js';
+import { ProgressWatchdog } from './progress-watchdog.js';
 import type { Entry, QueueContext } from './recipe-queue.js';
 import type { Session } from './session.js';
 import type { Compare } from './txn.js';
@@ -60,6 +67,17 @@ export interface LockContext {
   /** The fencing token: the lock key's create revision. */
   readonly token: bigint;
   readonly grant: LockGrant;
+  /** Report progress: restarts the progressDeadlineMs count (a no-op without a deadline). */
+  readonly progress: () => void;
+}
+
+export interface LockRunOptions extends CallOptions {
+  /**
+   * The longest the critical section may go without calling `progress()`, in ms, counted from
+   * the grant and then from each call; past it the holder is STUCK (see the file comment). The
+   * session given to the Lock is abandoned: every hold on it is lost at its expiry. Default: none.
+   */
+  readonly progressDeadlineMs?: number;
 }
 
 export class Lock {
@@ -98,17 +116,40 @@ export class Lock {
   /**
    * Acquire, run `fn`, and release once `fn` has settled (even if the signal aborted first: the
    * release waits for the critical section, never the other way round). `fn`'s error is rethrown;
-   * a release error is thrown only if `fn` succeeded.
+   * a release error is thrown only if `fn` succeeded. With `progressDeadlineMs`, a STUCK `fn` is
+   * not released until it settles (it may never settle; then neither does run()).
    */
-  async run<T>(fn: (ctx: LockContext) => Promise<T> | T, options: CallOptions = {}): Promise<T> {
-    const grant = await this.acquire(options);
+  async run<T>(fn: (ctx: LockContext) => Promise<T> | T, options: LockRunOptions = {}): Promise<T> {
+    const { progressDeadlineMs, ...call } = options;
+    if (progressDeadlineMs !== undefined && !(progressDeadlineMs > 0)) {
+      throw new RangeError('Lock.run: progressDeadlineMs must be > 0');
+    }
+    const grant = await this.acquire(call);
+    const session = this.#ctx.session;
+    const watchdog =
+      progressDeadlineMs === undefined
+        ? undefined
+        : new ProgressWatchdog(session.clock, progressDeadlineMs, () => {
+            const why = `${grant.key}: no progress within ${progressDeadlineMs} ms`;
+            grant.abort(new RecipeError('STUCK', why));
+            session.abandon();
+            this.#ctx.trace?.({
+              type: 'stuck',
+              key: grant.key,
+              token: grant.token,
+              deadlineMs: progressDeadlineMs,
+            });
+          });
+    const progress = (): void => watchdog?.progress();
     let result: T;
     try {
-      result = await fn({ signal: grant.signal, token: grant.token, grant });
+      result = await fn({ signal: grant.signal, token: grant.token, grant, progress });
     } catch (e) {
+      watchdog?.stop();
       await grant.release().catch(() => false);
       throw e;
     }
+    watchdog?.stop();
     await grant.release();
     return result;
   }
@@ -156,6 +197,11 @@ export class LockGrant extends QueueHolder {
   /** Throws unless held with more than `minRemainingMs` of certain lease left. */
   assertHeld(minRemainingMs = 0): void {
     this.assertHolding(minRemainingMs);
+  }
+
+  /** Abort the signal with `reason` without touching the key (the key stays until released). */
+  abort(reason: RecipeError): void {
+    this.abortHold(reason);
   }
 
   /** A Txn compare that holds only while this grant's key is the lock key (Go's IsOwner()). */

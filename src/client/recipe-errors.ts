@@ -60,6 +60,13 @@ export type RecipeTraceEvent =
     }
   | { readonly type: 'yield'; readonly key: string; readonly token: bigint; readonly to: string }
   | { readonly type: 'granted'; readonly key: string; readonly token: bigint }
+  /** No progress() within the deadline (`key`: the held key, or the elector's election name). */
+  | {
+      readonly type: 'stuck';
+      readonly key: string;
+      readonly token: bigint;
+      readonly deadlineMs: number;
+    }
   | { readonly type: 'lost'; readonly key: string; readonly token: bigint; readonly why: string }
   | {
       readonly type: 'released';

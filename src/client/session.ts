@@ -94,6 +94,7 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   #renewTimer: Cancel | undefined;
   #seq = 0;
   #closing: Promise<void> | undefined;
+  #abandoned = false;
   readonly #expired: Promise<SessionTransition>;
   #onExpired!: (t: SessionTransition) => void;
 
@@ -236,6 +237,31 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
     }
   }
 
+  /**
+   * Stop renewing at once, without revoking: the session then goes to jeopardy and expiry on its
+   * own timeline (its timers keep running), and the server lets the lease run out after its TTL.
+   * For a holder that must lose its hold but may still be acting on it (a STUCK callback,
+   * progress-watchdog.ts): a revoke would hand the hold over while the work may still run, an
+   * expiry does so no earlier than the lease's TTL after the last renewal, as for a dead holder.
+   * A renewal already in flight may still be answered (and credited: the server did renew).
+   * close() still revokes. Idempotent.
+   */
+  abandon(): void {
+    this.#abandoned = true;
+    this.#renewTimer?.();
+    this.#renewTimer = undefined;
+  }
+
+  /** True once abandon() was called. */
+  get abandoned(): boolean {
+    return this.#abandoned;
+  }
+
+  /** The monotonic clock this session measures its lease with. */
+  get clock(): Clock {
+    return this.#clock;
+  }
+
   /** `await using` support: close, without throwing when the revoke fails. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close().catch(() => undefined);
@@ -259,13 +285,13 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   }
 
   #scheduleRenewal(delayMs: number): void {
-    if (this.#stop.signal.aborted) return;
+    if (this.#stop.signal.aborted || this.#abandoned) return;
     this.#renewTimer?.();
     this.#renewTimer = this.#clock.after(delayMs, () => void this.#renew());
   }
 
   async #renew(): Promise<void> {
-    if (this.#stop.signal.aborted) return;
+    if (this.#stop.signal.aborted || this.#abandoned) return;
     const seq = this.#seq++;
     const intervalMs = this.#renewIntervalMs();
     this.#apply(this.#state.step({ type: 'sent', seq, atMs: this.#clock.nowMs() }));

@@ -206,3 +206,22 @@ test('property: signal aborted iff a jeopardy/expired event fired; valid() impli
     { numRuns: 300 },
   );
 });
+
+test('abandon(): no renewal is sent any more, no revoke; jeopardy then expiry on time', async () => {
+  const { clock, transport, session, events } = await open();
+  clock.advance(1_000); // the first renewal (TTL/3)
+  assert.equal(transport.pending.length, 1);
+  transport.pending.shift()?.answer(3);
+  await flush();
+  session.abandon();
+  assert.equal(session.abandoned, true);
+  clock.advance(10_000);
+  await flush();
+  assert.equal(transport.pending.length, 0, 'no renewal sent after abandon()');
+  assert.deepEqual(transport.revoked, [], 'abandon() does not revoke');
+  assert.deepEqual(
+    events.map((e) => e.to),
+    ['jeopardy', 'expired'],
+  );
+  assert.equal(session.valid(), false);
+});
