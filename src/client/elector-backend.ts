@@ -51,6 +51,19 @@ export interface ElectorBackend {
   /** Observe the leader of `name` until the signal aborts or close(). */
   observe(name: string, options: { readonly signal?: AbortSignal }): ElectorObserver;
   /**
+   * Record `term` (with its election `value`) as the last leader that STARTED, fenced on the term
+   * (written only while it holds): what the next term's `previous` is. LeaderElector calls it
+   * after fencePrevious succeeded (or was not needed) and before onStartedLeading, so a winner
+   * whose fence failed never becomes "previous". False if the term was lost meanwhile. Optional:
+   * a backend whose layout keeps the previous leader by itself omits it.
+   */
+  recordLeader?(
+    name: string,
+    term: ElectorTerm,
+    value: Buffer,
+    options: CallOptions,
+  ): Promise<boolean>;
+  /**
    * Ask that `identity` lead next (leader-elector.ts documents etcd's protocol). Optional: a
    * backend without it makes LeaderElector.handOff throw RecipeError UNSUPPORTED.
    */

@@ -1,6 +1,12 @@
 // The ElectorBackend of etcd's election layout (tenure or etcd 3.4): Election's campaigns and
 // observer, one Session per term, and the hand-off hint protocol that leader-elector.ts
 // documents. `new LeaderElector(client, options)` wraps its client in this adapter.
+//
+// The previous leader. Once a leader's key is gone, etcd's layout keeps no trace of it, so the
+// adapter keeps one: the record `name.last` = {value, token} (recipe-keys.ts; outside the
+// `name/` prefix, beside `name.handoff`) of the last leader that STARTED, written by recordLeader
+// in a Txn fenced on the writer's own key (`if createRevision(own key) == token then put`), with
+// no lease so that it outlives its writer. A campaign reads it at victory as `term.previous`.
 import type { CallOptions } from './call-options.js';
 import type { Client } from './client.js';
 import type {
@@ -10,10 +16,16 @@ import type {
   PreviousLeader,
 } from './elector-backend.js';
 import { Election, type Leadership } from './election.js';
-import { encodeHandOffHint, handOffHintKey } from './recipe-keys.js';
+import {
+  decodeLastLeader,
+  encodeHandOffHint,
+  encodeLastLeader,
+  handOffHintKey,
+  lastLeaderKey,
+} from './recipe-keys.js';
 import { RecipeError, type RecipeTrace } from './recipe-errors.js';
 import type { Session, SessionOptions } from './session.js';
-import { op } from './txn.js';
+import { compare, op } from './txn.js';
 
 export interface EtcdElectorBackendOptions {
   /** Events for metrics and tests (queued, read, wake, yield, granted, lost, released). */
@@ -74,7 +86,25 @@ export function etcdElectorBackend(
     async campaign(n, session, value, o): Promise<ElectorTerm> {
       check(n);
       const l = await election.campaign(session, value, o);
-      return new EtcdTerm(l, null);
+      try {
+        const kv = await client.kv.get(lastLeaderKey(name), o);
+        const rec = kv === undefined ? undefined : decodeLastLeader(kv.value);
+        // A record at or above our own token cannot be an earlier term's: ignore it.
+        return new EtcdTerm(l, rec !== undefined && rec.token < l.token ? rec : null);
+      } catch (e) {
+        await l.resign().catch(() => false);
+        throw e;
+      }
+    },
+    async recordLeader(n, term, value, o): Promise<boolean> {
+      check(n);
+      if (!(term instanceof EtcdTerm)) throw new TypeError('etcdElectorBackend: foreign term');
+      const r = await client.kv
+        .txn()
+        .if(compare.createRevision(term.leadership.key, '=', term.token))
+        .then(op.put(lastLeaderKey(name), encodeLastLeader({ value, token: term.token })))
+        .commit(o);
+      return r.succeeded;
     },
     observe(n, o): ElectorObserver {
       check(n);

@@ -100,6 +100,7 @@ export {
   queuePrefix,
   releaseMarkerKey,
   handOffHintKey,
+  lastLeaderKey,
   tokenAdmits,
 } from './recipe-keys.js';
 

@@ -36,6 +36,14 @@
 // letting the lease run out gives the next leader a larger token and the same guarantee as after
 // a crashed leader.
 //
+// Fencing the previous leader (fencePrevious, STONITH). At victory the backend gives the leader
+// of the term before (`term.previous`: on etcd the `name.last` record, elector-etcd.ts). If there
+// is one and a hook is set, the hook must succeed within fencePreviousTimeoutMs before
+// onStartedLeading runs; then the term is recorded as the last that started (recordLeader),
+// fenced on its own key. A winner whose fence failed resigns without being recorded, so the next
+// winner fences the same previous leader. The record is written with or without a hook, so the
+// first elector configured with one still knows who led.
+//
 // Hand-off protocol (works on vanilla etcd: plain keys and leases; foreign candidates such as
 // `etcdctl elect` do not know it and simply keep their FIFO place):
 //   1. The leader writes the hint `name.handoff` = {"to": successor, "fromToken": token}, in a Txn
@@ -53,7 +61,12 @@
 // decides; the hint lease expires regardless.
 import { sleep, type CallOptions } from './call-options.js';
 import { Client } from './client.js';
-import type { ElectorBackend, ElectorObserver, ElectorTerm } from './elector-backend.js';
+import type {
+  ElectorBackend,
+  ElectorObserver,
+  ElectorTerm,
+  PreviousLeader,
+} from './elector-backend.js';
 import { EtcdTerm, etcdElectorBackend } from './elector-etcd.js';
 import type { LeaderInfo, Leadership } from './election.js';
 import { RecipeError, type RecipeTrace } from './recipe-errors.js';
@@ -102,6 +115,21 @@ export interface LeaderElectorOptions {
    * settled — never, if it never settles. Reported through onError and trace. Default: none.
    */
   readonly progressDeadlineMs?: number;
+  /**
+   * STONITH for effects that can check neither a token nor an idempotency key
+   * (docs/stuck-leaders.md): when this candidate wins and the backend knows a previous leader
+   * (`term.previous`, another term than this elector's own last one), this must resolve before
+   * onStartedLeading is called — kill its process, power off its machine, revoke its credentials.
+   * If it throws, or `fencePreviousTimeoutMs` passes (its signal aborts), the term does not start:
+   * it is resigned, RecipeError FENCE_FAILED goes to onError (and trace), and the candidate
+   * campaigns again after retryIntervalMs; the previous leader stays the one to fence.
+   */
+  readonly fencePrevious?: (ctx: {
+    readonly previous: PreviousLeader;
+    readonly signal: AbortSignal;
+  }) => Promise<void>;
+  /** Bound on fencePrevious, in ms. Default 10 000. */
+  readonly fencePreviousTimeoutMs?: number;
   /** Called when this candidate becomes leader. Must stop when `signal` aborts. */
   readonly onStartedLeading: (ctx: LeadingContext) => Promise<void> | void;
   /** Called after a term ended (the callback settled and the key was resigned); only if it led. */
@@ -117,6 +145,9 @@ export interface LeaderElectorOptions {
 const ttlSecondsDefault = 15;
 const retryIntervalMsDefault = 1_000;
 const handOffTtlSecondsDefault = 15;
+const fencePreviousTimeoutMsDefault = 10_000;
+/** Bound on the write of the last-leader record, in ms. */
+const recordTimeoutMs = 5_000;
 /** Bound on the revoke of a term's session, in ms. */
 const sessionCloseTimeoutMs = 2_000;
 
@@ -128,6 +159,8 @@ export class LeaderElector implements AsyncDisposable {
   #observer: ElectorObserver | undefined;
   #observing: Promise<void> | undefined;
   #term: ElectorTerm | undefined;
+  /** The token of this elector's latest started term (its callback has settled once we campaign). */
+  #ownToken: bigint | undefined;
   #termEnded: Promise<void> | undefined;
   #leader: LeaderInfo | null | undefined;
 
@@ -137,6 +170,10 @@ export class LeaderElector implements AsyncDisposable {
     const d = options.progressDeadlineMs;
     if (d !== undefined && !(d > 0 && Number.isFinite(d))) {
       throw new RangeError('LeaderElector: progressDeadlineMs must be a finite number > 0');
+    }
+    const f = options.fencePreviousTimeoutMs;
+    if (f !== undefined && !(f > 0 && Number.isFinite(f))) {
+      throw new RangeError('LeaderElector: fencePreviousTimeoutMs must be a finite number > 0');
     }
     this.#backend =
       backend instanceof Client
@@ -259,6 +296,7 @@ export class LeaderElector implements AsyncDisposable {
         });
         const value = Buffer.from(o.identity);
         const l = await this.#backend.campaign(o.name, session, value, { signal: stop });
+        await this.#begin(l, session, value);
         await this.#lead(l, session);
       } catch (e) {
         if (!stop.aborted) {
@@ -269,6 +307,82 @@ export class LeaderElector implements AsyncDisposable {
         await session?.close({ timeoutMs: sessionCloseTimeoutMs }).catch(() => undefined);
       }
       if (failed) await sleep(o.retryIntervalMs ?? retryIntervalMsDefault, stop).catch(() => {});
+    }
+  }
+
+  /**
+   * Before onStartedLeading: fence the previous leader (unless it is this elector's own settled
+   * term) and record this term as the last that started. On failure the term is resigned and the
+   * error thrown (RecipeError FENCE_FAILED, or NOT_LEADER if the term was lost), so #run reports
+   * it and campaigns again after retryIntervalMs.
+   */
+  async #begin(l: ElectorTerm, session: Session, value: Buffer): Promise<void> {
+    const o = this.#o;
+    const prev = l.previous;
+    try {
+      // Fence by token, not identity: a restarted process with the same identity is another
+      // process. Only this elector's own previous term is known to be over: its callback settled
+      // before this campaign began.
+      if (prev !== null && o.fencePrevious !== undefined && prev.token !== this.#ownToken) {
+        await this.#fence(l, session, prev, o.fencePrevious);
+      }
+      const b = this.#backend;
+      if (b.recordLeader !== undefined) {
+        const call = { signal: l.signal, timeoutMs: recordTimeoutMs };
+        if (!(await b.recordLeader(o.name, l, value, call))) {
+          throw new RecipeError('NOT_LEADER', `${o.name}: lost before the term started`);
+        }
+      }
+    } catch (e) {
+      await l.resign().catch(() => false);
+      throw e;
+    }
+  }
+
+  async #fence(
+    l: ElectorTerm,
+    session: Session,
+    previous: PreviousLeader,
+    hook: NonNullable<LeaderElectorOptions['fencePrevious']>,
+  ): Promise<void> {
+    const o = this.#o;
+    const timeoutMs = o.fencePreviousTimeoutMs ?? fencePreviousTimeoutMsDefault;
+    const ac = new AbortController();
+    const unlinks = [linkAbort(l.signal, ac), linkAbort(this.#stop.signal, ac)];
+    const cancel = session.clock.after(timeoutMs, () =>
+      ac.abort(new RecipeError('FENCE_FAILED', `fencePrevious: no answer in ${timeoutMs} ms`)),
+    );
+    const trace = (outcome: 'fenced' | 'failed'): void =>
+      o.trace?.({
+        type: 'fence-previous',
+        key: o.name,
+        token: l.token,
+        previousToken: previous.token,
+        outcome,
+      });
+    // The wait is bounded even for a hook that ignores its signal (it then runs on unawaited).
+    const aborted = new Promise<never>((_r, reject) =>
+      ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }),
+    );
+    aborted.catch(() => undefined);
+    try {
+      await Promise.race([
+        Promise.resolve().then(() => hook({ previous, signal: ac.signal })),
+        aborted,
+      ]);
+      trace('fenced');
+    } catch (e) {
+      trace('failed');
+      throw new RecipeError(
+        'FENCE_FAILED',
+        `${o.name}: fencing the previous leader (token ${previous.token}) failed; ` +
+          `${o.identity} does not start: ${e instanceof Error ? e.message : String(e)}`,
+        { cause: e },
+      );
+    } finally {
+      cancel();
+      for (const u of unlinks) u();
+      ac.abort(new RecipeError('FENCE_FAILED', 'fencePrevious: over'));
     }
   }
 
@@ -293,6 +407,7 @@ export class LeaderElector implements AsyncDisposable {
     let endTerm!: () => void;
     this.#termEnded = new Promise((resolve) => (endTerm = resolve));
     this.#term = l;
+    this.#ownToken = l.token;
     const stop = this.#stop.signal;
     const onStop = (): void => l.abort(new RecipeError('STOPPED', `${this.#o.name}: stopped`));
     stop.addEventListener('abort', onStop, { once: true });

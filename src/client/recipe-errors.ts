@@ -67,6 +67,14 @@ export type RecipeTraceEvent =
       readonly token: bigint;
       readonly deadlineMs: number;
     }
+  /** fencePrevious ran for the previous leader's token: it succeeded, or the term did not start. */
+  | {
+      readonly type: 'fence-previous';
+      readonly key: string;
+      readonly token: bigint;
+      readonly previousToken: bigint;
+      readonly outcome: 'fenced' | 'failed';
+    }
   | { readonly type: 'lost'; readonly key: string; readonly token: bigint; readonly why: string }
   | {
       readonly type: 'released';

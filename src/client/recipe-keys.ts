@@ -46,6 +46,8 @@ export function leaseOfContenderKey(name: string, key: string): bigint | undefin
 export const releaseMarkerSuffix = '.released';
 /** Suffix of the hand-off hint key (leader-elector.ts documents the protocol). */
 export const handOffHintSuffix = '.handoff';
+/** Suffix of the last-leader record (elector-etcd.ts: what the next term's `previous` is). */
+export const lastLeaderSuffix = '.last';
 
 /** The one clean-release marker key of a lock: outside the queue prefix. */
 export function releaseMarkerKey(name: string): string {
@@ -55,6 +57,38 @@ export function releaseMarkerKey(name: string): string {
 /** The one hand-off hint key of an election: outside the queue prefix. */
 export function handOffHintKey(name: string): string {
   return `${name}${handOffHintSuffix}`;
+}
+
+/** The one last-leader record of an election: outside the queue prefix, no lease. */
+export function lastLeaderKey(name: string): string {
+  return `${name}${lastLeaderSuffix}`;
+}
+
+/**
+ * The last leader that STARTED a term (after its fencePrevious succeeded), as stored (JSON): its
+ * election value as UTF-8 text (LeaderElector's values are identities) and its token in decimal.
+ */
+export interface LastLeaderRecord {
+  readonly value: Buffer;
+  readonly token: bigint;
+}
+
+export function encodeLastLeader(r: LastLeaderRecord): string {
+  return JSON.stringify({ value: r.value.toString(), token: r.token.toString() });
+}
+
+export function decodeLastLeader(value: Buffer): LastLeaderRecord | undefined {
+  try {
+    const v = JSON.parse(value.toString()) as unknown;
+    if (typeof v !== 'object' || v === null) return undefined;
+    const { value: text, token } = v as Record<string, unknown>;
+    if (typeof text !== 'string' || typeof token !== 'string' || !/^[0-9]+$/.test(token)) {
+      return undefined;
+    }
+    return { value: Buffer.from(text), token: BigInt(token) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

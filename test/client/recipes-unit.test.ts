@@ -5,6 +5,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
+  decodeLastLeader,
+  encodeLastLeader,
+  handOffHintKey as hintKey,
+  lastLeaderKey,
+  queuePrefix as prefixOf,
+  releaseMarkerKey as markerKey,
+} from '../../src/client/recipe-keys.js';
+import {
   Session,
   type CallOptions,
   type Clock,
@@ -172,4 +180,21 @@ test('a holder signal reports the loss at the moment it is read, before any time
   assert.throws(() => signal.throwIfAborted());
   assert.equal(session.valid(), false);
   await session.close();
+});
+
+test('last-leader record: outside the queue prefix, distinct from the other keys; round trip', () => {
+  fc.assert(
+    fc.property(fc.string({ minLength: 1 }), fc.bigInt({ min: 1n, max: 2n ** 63n }), (n, t) => {
+      const k = lastLeaderKey(n);
+      assert.equal(k.startsWith(prefixOf(n)), false);
+      assert.notEqual(k, hintKey(n));
+      assert.notEqual(k, markerKey(n));
+      const v = Buffer.from(JSON.stringify({ pid: 1, n }));
+      const back = decodeLastLeader(Buffer.from(encodeLastLeader({ value: v, token: t })));
+      assert.deepEqual(back, { value: v, token: t });
+    }),
+  );
+  for (const bad of ['', 'null', '{"value":"x"}', '{"value":"x","token":"-1"}', '[1]']) {
+    assert.equal(decodeLastLeader(Buffer.from(bad)), undefined, bad);
+  }
 });
