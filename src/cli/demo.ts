@@ -15,6 +15,7 @@ import {
   type SplitBrainReport,
 } from '../demo/split-brain.js';
 import { Timeline } from '../demo/timeline.js';
+import { registerFencePrevious } from './demo-fence-previous.js';
 import { integer } from './args.js';
 import { startCluster, type Cluster } from '../launcher/cluster.js';
 import { registerRedlockDemo } from './demo-redlock.js';
@@ -175,4 +176,5 @@ export function registerDemo(program: Command): void {
       }
       process.exit(code);
     });
+  registerFencePrevious(demo, startThrowawayCluster);
 }
