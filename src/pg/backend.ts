@@ -43,12 +43,33 @@ export interface ConnectPgOptions {
   readonly defaultTimeoutMs?: number;
 }
 
-/** Create the lease table and its id sequence if they do not exist (idempotent). */
+/**
+ * Create the lease table and its id sequence if they do not exist (idempotent). Concurrent
+ * callers are serialised by a transaction-scoped advisory lock: two CREATE TABLE IF NOT EXISTS
+ * racing on a new name can otherwise fail on pg_class's unique index.
+ */
 export async function migrate(
-  pool: Pick<pg.Pool, 'query'>,
+  pool: Pick<pg.Pool, 'connect'>,
   options: { readonly table?: string } = {},
 ): Promise<void> {
-  for (const s of statements(options.table ?? tableDefault).migrate) await pool.query(s);
+  const table = options.table ?? tableDefault;
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    try {
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`tenure/pg ${table}`]);
+      for (const s of statements(table).migrate) await client.query(s);
+      await client.query('COMMIT');
+    } catch (e) {
+      await client.query('ROLLBACK').catch((r: unknown) => {
+        broken = r instanceof Error ? r : new Error(String(r));
+      });
+      throw e;
+    }
+  } finally {
+    client.release(broken ?? false);
+  }
 }
 
 export class PgBackend implements ElectorBackend {
