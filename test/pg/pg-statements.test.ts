@@ -142,16 +142,20 @@ test('the token increases on every take, across sessions and expiry', async () =
   }
 });
 
+/** Bounds a hang of the waiter (its holder's session would live 60 s), in ms. */
+const waitedReleaseTimeoutMs = 20_000;
+
 async function waitedRelease(b: PgBackend): Promise<PgTraceEvent[]> {
   const holder = await b.session({ ttlSeconds: 60 });
   const waiter = await b.session({ ttlSeconds: 60 });
   const events: PgTraceEvent[] = [];
   try {
     const g = await b.lock(holder, 'n').acquire();
-    const pending = b.lock(waiter, 'n', { trace: (e) => events.push(e) }).acquire();
+    const pending = b
+      .lock(waiter, 'n', { trace: (e) => events.push(e) })
+      .acquire({ timeoutMs: waitedReleaseTimeoutMs });
     await until('waiter saw the lock held', () => events.some((e) => e.type === 'held'));
     await g.release();
-    // Bounds a hang only: the holder's session lives 60 s, far beyond this.
     const got = await pending;
     assert.ok(got.token > g.token);
     await got.release();
