@@ -38,7 +38,7 @@ const median = (xs: readonly number[]): number => {
 type Line = Record<string, unknown>;
 
 /** A compiled test script run with node; JSON stdout lines; stopped by PID. */
-class NodeChild {
+export class NodeChild {
   readonly #child: LineChild;
 
   constructor(script: string, args: readonly string[]) {
