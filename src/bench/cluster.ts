@@ -9,10 +9,11 @@ import { electionTimeoutMs, heartbeatIntervalMs, readyTimeoutMs } from './config
 import { BenchSetupError } from './errors.js';
 
 export type { Cluster } from '../launcher/cluster.js';
-export type SystemKind = MemberKind;
+/** The systems a bench compares: the two etcd-API clusters, and PostgreSQL (lock-handoff only). */
+export type SystemKind = MemberKind | 'postgres';
 
 export interface BenchClusterOptions {
-  readonly kind: SystemKind;
+  readonly kind: MemberKind;
   /**
    * Extra `node` arguments for tenure members only, before `bin/tenure` (e.g. `--cpu-prof
    * --cpu-prof-dir=/tmp/prof`, which Node 20 refuses in NODE_OPTIONS). Ignored for etcd.

@@ -10,6 +10,7 @@ export interface MetricRow {
   readonly better: 'higher' | 'lower';
   readonly tenure: number | null;
   readonly etcd: number | null;
+  readonly postgres: number | null;
   readonly ratio: number | null;
 }
 
@@ -42,6 +43,7 @@ export function metricRows(w: WorkloadResult): MetricRow[] {
     better,
     tenure: pick(w.tenure, metric),
     etcd: pick(w.etcd, metric),
+    postgres: pick(w.postgres, metric),
     ratio: w.ratio === null ? null : w.ratio[metric],
   }));
 }

@@ -19,26 +19,29 @@ function pad(
 
 export function renderTable(result: BenchResult): string {
   const withEtcd = result.systems.includes('etcd');
+  const withPostgres = result.systems.includes('postgres');
   const header = withEtcd
     ? ['workload', 'metric', 'tenure', 'etcd', 'tenure/etcd', '']
     : ['workload', 'metric', 'tenure'];
-  const right = [false, false, true, true, true, false];
+  // PostgreSQL goes after the others (no ratio: it is not a 3-member cluster).
+  if (withPostgres) header.push(...(withEtcd ? [] : ['']), 'postgres');
+  const right = [false, false, true, true, true, false, true];
   const rows: string[][] = [];
   for (const w of result.workloads) {
     metricRows(w).forEach((r, i) => {
       const name = i === 0 ? w.name : '';
-      rows.push(
-        withEtcd
-          ? [
-              name,
-              r.label,
-              formatValue(r.tenure),
-              formatValue(r.etcd),
-              formatRatio(r.ratio),
-              tenureLoses(r) ? '← tenure worse' : '',
-            ]
-          : [name, r.label, formatValue(r.tenure)],
-      );
+      const row = withEtcd
+        ? [
+            name,
+            r.label,
+            formatValue(r.tenure),
+            formatValue(r.etcd),
+            formatRatio(r.ratio),
+            tenureLoses(r) ? '← tenure worse' : '',
+          ]
+        : [name, r.label, formatValue(r.tenure)];
+      if (withPostgres) row.push(...(withEtcd ? [] : ['']), formatValue(r.postgres));
+      rows.push(row);
     });
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));

@@ -55,6 +55,8 @@ export interface WorkloadResult {
   readonly latencyName: string;
   readonly tenure: SystemResult | null;
   readonly etcd: SystemResult | null;
+  /** PostgreSQL through tenure/pg (`--vs postgres`; lock-handoff only). */
+  readonly postgres: SystemResult | null;
   readonly ratio: Ratio | null;
 }
 
@@ -104,6 +106,7 @@ export function workloadResult(
 ): WorkloadResult {
   const tenure = runs.tenure === undefined ? null : summarizeSystem(runs.tenure);
   const etcd = runs.etcd === undefined ? null : summarizeSystem(runs.etcd);
+  const postgres = runs.postgres === undefined ? null : summarizeSystem(runs.postgres);
   return {
     name: w.name,
     title: w.title,
@@ -111,6 +114,7 @@ export function workloadResult(
     latencyName: w.latencyName,
     tenure,
     etcd,
+    postgres,
     ratio: tenure !== null && etcd !== null ? ratioOf(tenure, etcd) : null,
   };
 }

@@ -6,7 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
-import { requireEtcd, startBenchCluster, type Cluster, type SystemKind } from './cluster.js';
+import { requireEtcd, startBenchCluster, type SystemKind } from './cluster.js';
+import { startBenchPostgres } from './postgres.js';
 import { pidsStarted, stopAll } from '../launcher/processes.js';
 import { warmUpCluster } from './warmup.js';
 import { describeMachine, finishMachine } from './machine.js';
@@ -22,6 +23,8 @@ import { allWorkloads, type Workload, type WorkloadContext } from './workloads/i
 export interface BenchOptions {
   /** Also run etcd and report ratios. */
   readonly vsEtcd: boolean;
+  /** Also run PostgreSQL through tenure/pg (workloads that support it; others are skipped). */
+  readonly vsPostgres?: boolean;
   readonly quick: boolean;
   /** Rounds; default 3 (1 with `quick`). */
   readonly rounds?: number;
@@ -61,10 +64,20 @@ function oneLine(w: Workload, r: RunRecord): string {
   return `${rate}p50 ${fmt(r.p50Ms, 'ms')}, p99 ${fmt(r.p99Ms, 'ms')}${cpu}${errs}`;
 }
 
+/** What a round runs its workloads on: a 3-member cluster, or a PostgreSQL server. */
+interface BenchSystem {
+  readonly endpoints: readonly string[];
+  readonly pids: ReadonlyArray<number | undefined>;
+  kill(i: number, signal?: NodeJS.Signals): Promise<void>;
+  restart(i: number): Promise<void>;
+  waitReady(timeoutMs?: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
 async function measureOne(
   w: Workload,
   ctx: WorkloadContext,
-  cluster: Cluster,
+  cluster: BenchSystem,
   round: number,
 ): Promise<RunRecord> {
   const prepared = await w.prepare(ctx);
@@ -72,7 +85,9 @@ async function measureOne(
     const before = snapshotCpu(cluster.pids);
     const m = await prepared.measure();
     const after = snapshotCpu(cluster.pids);
-    const cpuUs = w.cpuPerOp ? cpuMicrosBetween(before, after) : undefined;
+    // PostgreSQL's work is in forked backends, not in the postmaster's own counters.
+    const cpuUs =
+      w.cpuPerOp && ctx.kind !== 'postgres' ? cpuMicrosBetween(before, after) : undefined;
     const lat = summarizeLatencies(m.latenciesMs);
     return {
       round,
@@ -119,11 +134,18 @@ async function runSystem(
   record: (w: Workload, r: RunRecord) => void,
   rssPeak: Array<number | null>,
 ): Promise<void> {
-  progress.note(`round ${round}/${rounds}: starting a 3-member ${kind} cluster`);
-  const cluster = await startBenchCluster({
-    kind,
-    ...(options.memberNodeArgs === undefined ? {} : { memberNodeArgs: options.memberNodeArgs }),
-  });
+  progress.note(
+    `round ${round}/${rounds}: starting ${kind === 'postgres' ? 'a PostgreSQL server' : `a 3-member ${kind} cluster`}`,
+  );
+  const cluster: BenchSystem =
+    kind === 'postgres'
+      ? await startBenchPostgres()
+      : await startBenchCluster({
+          kind,
+          ...(options.memberNodeArgs === undefined
+            ? {}
+            : { memberNodeArgs: options.memberNodeArgs }),
+        });
   const ctx: WorkloadContext = {
     kind,
     endpoints: cluster.endpoints,
@@ -135,14 +157,18 @@ async function runSystem(
     tag: randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 3),
   };
   try {
-    progress.note(`round ${round}/${rounds}: warming up the ${kind} cluster (unmeasured)`);
-    await warmUpCluster(cluster.endpoints, ctx.tag, sizes.clusterWarmupOps);
+    if (kind !== 'postgres') {
+      progress.note(`round ${round}/${rounds}: warming up the ${kind} cluster (unmeasured)`);
+      await warmUpCluster(cluster.endpoints, ctx.tag, sizes.clusterWarmupOps);
+    }
     let healthy = true;
     for (const w of workloads) {
       progress.begin(`round ${round}/${rounds} ${kind}: ${w.name}`);
       let r: RunRecord;
       if (!healthy) {
         r = failedRecord(round, new Error('skipped: the cluster failed earlier in this run'));
+      } else if (kind === 'postgres' && w.postgres !== true) {
+        r = failedRecord(round, new Error('skipped: not a workload of the PostgreSQL backend'));
       } else {
         try {
           r = await measureOne(w, ctx, cluster, round);
@@ -169,7 +195,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
   const base = options.quick ? quickSizes : fullSizes;
   const sizes: BenchSizes = { ...base, rounds: options.rounds ?? base.rounds };
   const workloads = selectWorkloads(options.workloads);
-  const systems: SystemKind[] = options.vsEtcd ? ['tenure', 'etcd'] : ['tenure'];
+  const systems: SystemKind[] = [
+    'tenure',
+    ...(options.vsEtcd ? (['etcd'] as const) : []),
+    ...(options.vsPostgres === true ? (['postgres'] as const) : []),
+  ];
   if (options.vsEtcd) requireEtcd();
   const machine = describeMachine(options.command, options.vsEtcd);
   const progress = new Progress(sizes.rounds * systems.length * workloads.length);

@@ -1,5 +1,6 @@
 // `tenure bench`: tenure (and with --vs etcd, Debian's etcd 3.4) as 3-member clusters on
-// 127.0.0.1, driven by the same clients through the same workloads; see src/bench/run.ts.
+// 127.0.0.1, driven by the same clients through the same workloads; see src/bench/run.ts. With
+// --vs postgres, a throwaway PostgreSQL server runs the workloads tenure/pg supports.
 //
 // Exit codes: 0 done (workload failures are reported in the results), 1 the bench itself failed,
 // 2 bad usage or a missing etcd.
@@ -26,7 +27,11 @@ export function registerBench(program: Command): void {
   program
     .command('bench')
     .description('benchmark a local 3-member tenure cluster, optionally against etcd 3.4')
-    .option('--vs <system>', "also run this system and report ratios (only 'etcd')")
+    .option(
+      '--vs <systems>',
+      "also run these systems, comma-separated: 'etcd' (with ratios), 'postgres' (tenure/pg; " +
+        'lock-handoff only)',
+    )
     .option('--json', 'print only the JSON result on stdout')
     .option('--out <dir>', 'write result.json, report.md and SVG charts to this directory')
     .option(
@@ -42,8 +47,12 @@ export function registerBench(program: Command): void {
         `  ${memberNodeArgsEnv}="--cpu-prof --cpu-prof-dir=/tmp/prof" tenure bench --workloads put-throughput`,
     )
     .action(async (flags: BenchFlags) => {
-      if (flags.vs !== undefined && flags.vs !== 'etcd') {
-        process.stderr.write(`tenure bench: --vs supports only etcd, got ${flags.vs}\n`);
+      const vs = flags.vs === undefined ? [] : flags.vs.split(',');
+      const unknown = vs.filter((v) => v !== 'etcd' && v !== 'postgres');
+      if (unknown.length > 0) {
+        process.stderr.write(
+          `tenure bench: --vs supports etcd and postgres, got ${unknown.join(',')}\n`,
+        );
         process.exit(2);
       }
       const memberNodeArgs = process.env[memberNodeArgsEnv]?.split(/\s+/).filter((a) => a !== '');
@@ -51,7 +60,8 @@ export function registerBench(program: Command): void {
       const { renderTable, runBench } = await import('../bench/run.js');
       try {
         const result = await runBench({
-          vsEtcd: flags.vs === 'etcd',
+          vsEtcd: vs.includes('etcd'),
+          vsPostgres: vs.includes('postgres'),
           quick: flags.quick === true,
           json: flags.json === true,
           ...(flags.rounds === undefined ? {} : { rounds: flags.rounds }),

@@ -7,7 +7,7 @@ import type { SystemKind } from '../cluster.js';
 /** What every workload gets. */
 export interface WorkloadContext {
   readonly kind: SystemKind;
-  /** Client URLs of the 3 members, by member index. */
+  /** Client URLs of the 3 members, by member index (for postgres: its one connection URL). */
   readonly endpoints: readonly string[];
   /** Current member PIDs (undefined while a member is down). */
   readonly pids: ReadonlyArray<number | undefined>;
@@ -58,5 +58,7 @@ export interface Workload {
    * per-operation CPU figure is reported.
    */
   readonly cpuPerOp: boolean;
+  /** True if the workload can drive PostgreSQL (tenure/pg); the others are skipped there. */
+  readonly postgres?: boolean;
   prepare(ctx: WorkloadContext): Promise<Prepared>;
 }
