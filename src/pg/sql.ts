@@ -51,13 +51,15 @@ export function statements(table: string): Statements {
   // nextval takes the sequence's name as text; quoteTable admits no quote characters.
   const seqText = `'${seq}'`;
   const sessionOf = (alias: string): string => `'session/' || ${alias}.session_id`;
-  // A held row: its session is set and unexpired by the DB clock now. FOR SHARE makes a take
-  // wait for an in-flight renewal of that session and then judge its newest version: at READ
-  // COMMITTED a plain subquery would read the statement's snapshot, from before a renewal that
-  // committed meanwhile (PostgreSQL docs, "Transaction Isolation", 13.2.1).
+  // A held row: its session is set and unexpired by the DB clock now. The session row is locked
+  // FOR SHARE with no condition on its expiry, and the expiry compared outside the subquery: a
+  // take then waits for an in-flight renewal of that session and judges the version it commits.
+  // At READ COMMITTED a subquery's conditions are checked on the statement's snapshot before any
+  // row lock is tried (PostgreSQL docs, "Transaction Isolation", 13.2.1), so an expiry test
+  // inside it would skip a row whose renewal, granted in time, commits meanwhile.
   const heldBy = (alias: string): string =>
-    `EXISTS (SELECT 1 FROM ${t} h WHERE h.name = ${sessionOf(alias)}
-       AND h.expires_at > clock_timestamp() FOR SHARE)`;
+    `COALESCE((SELECT h.expires_at FROM ${t} h WHERE h.name = ${sessionOf(alias)} FOR SHARE)
+       > clock_timestamp(), false)`;
   return {
     channel,
     migrate: [

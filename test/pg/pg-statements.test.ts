@@ -323,3 +323,52 @@ test('leasedTransaction: a holder whose lease ran out cannot write; a valid one 
     await live.close();
   }
 });
+
+test('a take waits for an in-flight renewal of the holder and honours it', async () => {
+  const b = await backend();
+  const transport = new BlockableTransport(b.transport);
+  const holder = await b.session({ ttlSeconds: 2, transport });
+  const taker = await b.session({ ttlSeconds: 10 });
+  // The session's own renewals are held back; this transaction is the renewal, in flight.
+  transport.blocked = true;
+  const renewal = await pool.connect();
+  try {
+    const grant = await b.lock(holder, 'race').acquire();
+    await renewal.query('BEGIN');
+    const renewed = await renewal.query(
+      `UPDATE "${b.table}" SET expires_at = clock_timestamp() + interval '30 s'
+       WHERE name = $1 AND expires_at > clock_timestamp()`,
+      [`session/${holder.leaseId}`],
+    );
+    assert.equal(renewed.rowCount, 1, 'the renewal was granted before the old expiry');
+    // By the committed row, the holder has now expired: a take that judged the snapshot would
+    // take the lock while the renewal, granted in time, is about to commit.
+    await eventually(
+      'old expiry passed',
+      async () => ((await expiredInDb(b.table, holder.leaseId)) ? true : undefined),
+      15_000,
+    );
+    const take = b.lock(taker, 'race').tryAcquire();
+    let settled = false;
+    void take.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await eventually('the take waits on the renewal, or settles', async () => {
+      if (settled) return true;
+      const r = await pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO%'`,
+      );
+      return (r.rows[0]?.n ?? 0) > 0 ? true : undefined;
+    });
+    assert.equal(settled, false, 'the take did not wait for the in-flight renewal');
+    await renewal.query('COMMIT');
+    assert.equal(await take, undefined, 'the renewed holder keeps the lock');
+    await grant.release();
+  } finally {
+    renewal.release();
+    await holder.close().catch(() => undefined);
+    await taker.close();
+  }
+});
