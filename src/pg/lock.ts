@@ -148,8 +148,10 @@ export class PgLock {
 
   /**
    * Wait for the lock: until granted, the signal aborts, `timeoutMs` passes (TimeoutError) or the
-   * session expires (SessionExpiredError). Throws RecipeError ALREADY_QUEUED if this session
-   * already holds or waits for this lock in this process.
+   * session expires (SessionExpiredError). A session in jeopardy takes nothing: the wait ends
+   * with SessionJeopardyError at its next try (a grant needs a valid session at the moment of
+   * the take). Throws RecipeError ALREADY_QUEUED if this session already holds or waits for this
+   * lock in this process.
    */
   async acquire(options: CallOptions = {}): Promise<PgLockGrant> {
     return (await this.#acquire(options, false)) as PgLockGrant;
