@@ -372,3 +372,52 @@ test('a take waits for an in-flight renewal of the holder and honours it', async
     await taker.close();
   }
 });
+
+test('close() ends waits and the LISTEN connection, not the caller pool', async () => {
+  const b = await connectPg({ pool, table: unique('leases') });
+  const holder = await b.session({ ttlSeconds: 10 });
+  const waiter = await b.session({ ttlSeconds: 10 });
+  try {
+    const g = await b.lock(holder, 'c').acquire();
+    const events: PgTraceEvent[] = [];
+    const pending = b
+      .lock(waiter, 'c', { trace: (e) => events.push(e) })
+      .acquire({ timeoutMs: 20_000 });
+    const outcome = pending.then(
+      () => 'granted',
+      (e: unknown) => (e as { code?: string }).code,
+    );
+    await until('waiter saw the lock held', () => events.some((e) => e.type === 'held'));
+    await b.close();
+    assert.equal(b.closingSignal.aborted, true);
+    assert.equal(await outcome, 'CLIENT_CLOSED');
+    await assert.rejects(b.session({}), { code: 'CLIENT_CLOSED' });
+    // The caller's pool still serves, and the holder's release still works on it.
+    assert.equal(await g.release(), true);
+    assert.equal((await pool.query<{ one: number }>('SELECT 1 AS one')).rows[0]?.one, 1);
+  } finally {
+    await holder.close();
+    await waiter.close();
+  }
+});
+
+test('proclaim is fenced on the term: it changes the value only while leading', async () => {
+  const b = await backend({ pollIntervalMs: 200 });
+  const a = await b.session({ ttlSeconds: 10 });
+  const c = await b.session({ ttlSeconds: 10 });
+  try {
+    const e = b.election('p');
+    const t1 = await e.campaign(a, Buffer.from('v1'));
+    await t1.proclaim(Buffer.from('v2'));
+    assert.equal((await e.leader())?.value.toString(), 'v2');
+    await t1.resign();
+    const t2 = await e.campaign(c, Buffer.from('w'));
+    assert.equal(t2.previous?.value.toString(), 'v2');
+    await assert.rejects(t1.proclaim(Buffer.from('zombie')), { name: 'RecipeError' });
+    assert.equal((await e.leader())?.value.toString(), 'w');
+    await t2.resign();
+  } finally {
+    await a.close();
+    await c.close();
+  }
+});
