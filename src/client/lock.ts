@@ -34,8 +34,8 @@ import { RecipeError, type RecipeTrace } from './recipe-errors.js';
 import type { KeyGuard } from './recipe-guard.js';
 import { QueueHolder } from './recipe-holder.js';
 import { lockDelayMsFor, releaseMarkerKey } from './recipe-keys.js';
-import { ProgressWatchdog } from './progress-watchdog.js';
 import type { Entry, QueueContext } from './recipe-queue.js';
+import { checkProgressDeadline, runHold } from './recipe-run.js';
 import type { Session } from './session.js';
 import type { Compare } from './txn.js';
 import './dispose.js';
@@ -121,37 +121,17 @@ export class Lock {
    */
   async run<T>(fn: (ctx: LockContext) => Promise<T> | T, options: LockRunOptions = {}): Promise<T> {
     const { progressDeadlineMs, ...call } = options;
-    if (progressDeadlineMs !== undefined && !(progressDeadlineMs > 0)) {
-      throw new RangeError('Lock.run: progressDeadlineMs must be > 0');
-    }
+    checkProgressDeadline('Lock.run', progressDeadlineMs);
     const grant = await this.acquire(call);
-    const session = this.#ctx.session;
-    const watchdog =
-      progressDeadlineMs === undefined
-        ? undefined
-        : new ProgressWatchdog(session.clock, progressDeadlineMs, () => {
-            const why = `${grant.key}: no progress within ${progressDeadlineMs} ms`;
-            grant.abort(new RecipeError('STUCK', why));
-            session.abandon();
-            this.#ctx.trace?.({
-              type: 'stuck',
-              key: grant.key,
-              token: grant.token,
-              deadlineMs: progressDeadlineMs,
-            });
-          });
-    const progress = (): void => watchdog?.progress();
-    let result: T;
-    try {
-      result = await fn({ signal: grant.signal, token: grant.token, grant, progress });
-    } catch (e) {
-      watchdog?.stop();
-      await grant.release().catch(() => false);
-      throw e;
-    }
-    watchdog?.stop();
-    await grant.release();
-    return result;
+    const trace = this.#ctx.trace;
+    return runHold(
+      grant,
+      this.#ctx.session,
+      grant.key,
+      progressDeadlineMs,
+      (deadlineMs) => trace?.({ type: 'stuck', key: grant.key, token: grant.token, deadlineMs }),
+      (progress) => fn({ signal: grant.signal, token: grant.token, grant, progress }),
+    );
   }
 
   #acquire(options: CallOptions, once: boolean): Promise<LockGrant | undefined> {

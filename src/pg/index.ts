@@ -11,7 +11,14 @@ export {
   pollIntervalMsDefault,
   type ConnectPgOptions,
 } from './backend.js';
-export { PgLock, PgLockGrant, PgHold, type PgLockContext, type PgLockOptions } from './lock.js';
+export {
+  PgLock,
+  PgLockGrant,
+  PgHold,
+  type PgLockContext,
+  type PgLockOptions,
+  type PgLockRunOptions,
+} from './lock.js';
 export { PgElection, PgLeadership, PgLeaderObserver } from './election.js';
 export { PgSessionTransport, ttlSecondsMin } from './transport.js';
 export { leasedTransaction, type LeasedTransactionOptions } from './leased-transaction.js';

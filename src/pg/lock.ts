@@ -14,6 +14,7 @@
 import type { CallOptions } from '../client/call-options.js';
 import { RecipeError } from '../client/recipe-errors.js';
 import { linkAbort, liveSignal, rawAborted } from '../client/recipe-signal.js';
+import { checkProgressDeadline, runHold } from '../client/recipe-run.js';
 import type { Session } from '../client/session.js';
 import '../client/dispose.js';
 import { releaseRow, claim, take, type PgTrace, type TakeRequest, type Taken } from './take.js';
@@ -27,6 +28,19 @@ export interface PgLockContext {
   readonly signal: AbortSignal;
   readonly token: bigint;
   readonly grant: PgLockGrant;
+  /** Report progress: restarts the progressDeadlineMs count (a no-op without a deadline). */
+  readonly progress: () => void;
+}
+
+export interface PgLockRunOptions extends CallOptions {
+  /**
+   * The longest the critical section may go without calling `progress()`, in ms, counted from
+   * the grant and then from each call; past it the holder is STUCK (docs/stuck-leaders.md): its
+   * signal aborts, the session given to the lock stops renewing so the session row expires by
+   * the database clock and the next waiter takes the row, and the section is not released while
+   * it may still run. Default: none.
+   */
+  readonly progressDeadlineMs?: number;
 }
 
 /** A row held by a session: what a PgLockGrant and a PgLeadership share. */
@@ -166,17 +180,22 @@ export class PgLock {
    * Acquire, run `fn`, and release once `fn` has settled. `fn`'s error is rethrown; a release
    * error is thrown only if `fn` succeeded.
    */
-  async run<T>(fn: (ctx: PgLockContext) => Promise<T> | T, options: CallOptions = {}): Promise<T> {
-    const grant = await this.acquire(options);
-    let result: T;
-    try {
-      result = await fn({ signal: grant.signal, token: grant.token, grant });
-    } catch (e) {
-      await grant.release().catch(() => false);
-      throw e;
-    }
-    await grant.release();
-    return result;
+  async run<T>(
+    fn: (ctx: PgLockContext) => Promise<T> | T,
+    options: PgLockRunOptions = {},
+  ): Promise<T> {
+    const { progressDeadlineMs, ...call } = options;
+    checkProgressDeadline('PgLock.run', progressDeadlineMs);
+    const grant = await this.acquire(call);
+    const trace = this.#trace;
+    return runHold(
+      grant,
+      this.session,
+      grant.row,
+      progressDeadlineMs,
+      (deadlineMs) => trace?.({ type: 'stuck', row: grant.row, token: grant.token, deadlineMs }),
+      (progress) => fn({ signal: grant.signal, token: grant.token, grant, progress }),
+    );
   }
 
   async #acquire(options: CallOptions, once: boolean): Promise<PgLockGrant | undefined> {

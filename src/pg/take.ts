@@ -26,7 +26,8 @@ export interface Taken {
 export type PgTraceEvent =
   | { readonly type: 'held'; readonly row: string; readonly expiresInMs: number }
   | { readonly type: 'woken'; readonly row: string; readonly by: 'notify' | 'poll' }
-  | { readonly type: 'granted'; readonly row: string; readonly token: bigint };
+  | { readonly type: 'granted'; readonly row: string; readonly token: bigint }
+  | { readonly type: 'stuck'; readonly row: string; readonly token: bigint; deadlineMs: number };
 
 export type PgTrace = (event: PgTraceEvent) => void;
 
@@ -140,12 +141,14 @@ export async function take(req: TakeRequest, options: CallOptions): Promise<Take
           const token = BigInt(got.token as string);
           if (!scope.signal.aborted && session.valid()) {
             req.trace?.({ type: 'granted', row, token });
-            const prevValue = got.prev_value as Buffer | null;
-            const prevToken = BigInt(got.prev_token as string);
+            const lastValue = got.last_value as Buffer | null;
+            const lastToken = got.last_token as string | null;
             return {
               token,
               previous:
-                prevToken > 0n ? { value: prevValue ?? Buffer.alloc(0), token: prevToken } : null,
+                lastToken === null
+                  ? null
+                  : { value: lastValue ?? Buffer.alloc(0), token: BigInt(lastToken) },
             };
           }
           await releaseRow(db, row, session, token, {}).catch(() => false);
