@@ -15,7 +15,7 @@ import { Session, type SessionOptions } from '../client/session.js';
 import { callTimeoutMsDefault } from './call.js';
 import type { PgContext } from './context.js';
 import { makeDb, type Db } from './db.js';
-import { PgElection, type PgLeaderObserver } from './election.js';
+import { PgElection, PgLeadership, type PgLeaderObserver } from './election.js';
 import { Listener } from './listener.js';
 import { PgLock, type PgLockOptions } from './lock.js';
 import { statements, tableDefault } from './sql.js';
@@ -137,6 +137,19 @@ export class PgBackend implements ElectorBackend {
     options: CallOptions,
   ): Promise<ElectorTerm> {
     return this.election(name).campaign(session, value, options);
+  }
+
+  /** ElectorBackend.recordLeader: the term's row names it as the last leader that started. */
+  recordLeader(
+    name: string,
+    term: ElectorTerm,
+    value: Buffer,
+    options: CallOptions,
+  ): Promise<boolean> {
+    if (!(term instanceof PgLeadership) || term.name !== name) {
+      throw new TypeError(`pg recordLeader: not a term of ${name} on this backend`);
+    }
+    return term.record(value, options);
   }
 
   observe(name: string, options: { readonly signal?: AbortSignal }): PgLeaderObserver {

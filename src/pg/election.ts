@@ -1,7 +1,9 @@
 // PgElection: campaign, proclaim, resign, leader and observe (src/client/election.ts's shape) on
 // one election row of the lease table. A campaign is a take of the row (take.ts) that also stores
-// the candidate's value; the statement moves the old value to prev_value, so the new term learns
-// its predecessor's value and token (token − 1) from the row it took, in the same statement. A
+// the candidate's value. The row also names the last leader that STARTED (last_value and
+// last_token, written by `record()`, fenced on the term): the take returns them in the same
+// statement as the new term's `previous`. LeaderElector records a term only after its
+// fencePrevious hook succeeded, so a winner that never started is never "previous". A
 // new term and a resignation notify observers; a leader whose session dies notifies nobody, so
 // observers also re-read at the leader's expiry and at least every poll interval.
 import type { CallOptions } from '../client/call-options.js';
@@ -59,6 +61,23 @@ export class PgLeadership extends PgHold implements ElectorTerm {
       throw new RecipeError('NOT_LEADER', `${this.row}: token ${this.token} no longer leads`);
     }
     this.#value = value;
+  }
+
+  /**
+   * Record this term as the last leader that started (fenced on the term: false if it no longer
+   * holds): the next term's `previous`. LeaderElector calls it before onStartedLeading.
+   */
+  async record(value: Buffer, options: CallOptions = {}): Promise<boolean> {
+    const db = this.ctx.db;
+    const r = await withCall(`pg record ${this.row}`, options, () =>
+      db.run(db.sql.recordLeader, [
+        this.row,
+        this.session.leaseId.toString(),
+        this.token.toString(),
+        value,
+      ]),
+    );
+    return (r.rowCount ?? 0) > 0;
   }
 
   /** Resign (fenced): true if this call ended the term, false if it was already lost. */

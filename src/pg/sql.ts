@@ -7,7 +7,9 @@
 // Rows (`name` is the primary key):
 //   session/<id>  a session (a lease): ttl_ms and expires_at; renewal moves expires_at.
 //   lock/<name>   a lock: session_id (the holder's session, NULL once released), token.
-//   elect/<name>  an election: like a lock, plus value (the leader's) and prev_value.
+//   elect/<name>  an election: like a lock, plus value (the leader's), and last_value and
+//                 last_token: the last leader that STARTED (recordLeader), the next term's
+//                 `previous`.
 // A lock or election row is held while session_id is set and that session row is unexpired, so
 // a holder's renewal is one UPDATE of its session row, however many locks it holds. Rows are
 // never deleted, so a name's token only grows: every take sets token = old token + 1.
@@ -30,8 +32,10 @@ export interface Statements {
   readonly renew: string;
   /** $1 row name, $2 session id, $3 channel → revoked (count) */
   readonly revoke: string;
-  /** $1 row, $2 session id, $3 value, $4 channel → token, prev_value, prev_token */
+  /** $1 row, $2 session id, $3 value, $4 channel → token, last_value, last_token */
   readonly take: string;
+  /** $1 row, $2 session id, $3 token, $4 value → one row if recorded (the term still holds) */
+  readonly recordLeader: string;
   /** $1 row → ms until the holder's session expires by the DB clock (no row: free) */
   readonly holderExpiry: string;
   /** $1 row, $2 session id, $3 token, $4 channel → one row if released */
@@ -69,7 +73,8 @@ export function statements(table: string): Statements {
          session_id bigint,
          token bigint NOT NULL DEFAULT 0 CHECK (token >= 0),
          value bytea,
-         prev_value bytea,
+         last_value bytea,
+         last_token bigint,
          ttl_ms integer CHECK (ttl_ms > 0),
          expires_at timestamptz,
          revision bigint NOT NULL DEFAULT 0
@@ -91,16 +96,22 @@ export function statements(table: string): Statements {
       SELECT (SELECT count(*) FROM s)::int AS revoked, (SELECT count(*) FROM n)::int AS told`,
     // Take: insert the first row of a name, or take it over when the last holder released it or
     // its session has expired by the DB clock; only while the taker's own session is unexpired.
-    // prev_value keeps the previous holder's value; its token is token − 1.
+    // last_value/last_token are not touched: they name the last leader that started (set by
+    // recordLeader), which RETURNING reports as the new term's predecessor.
     take: `INSERT INTO ${t} AS l (name, session_id, value, token, revision)
       SELECT $1, $2::bigint, $3::bytea, 1, nextval(${seqText})
       FROM ${t} me WHERE me.name = 'session/' || $2::bigint AND me.expires_at > clock_timestamp()
       ON CONFLICT (name) DO UPDATE
-        SET session_id = EXCLUDED.session_id, value = EXCLUDED.value, prev_value = l.value,
+        SET session_id = EXCLUDED.session_id, value = EXCLUDED.value,
             token = l.token + 1, revision = EXCLUDED.revision
         WHERE l.session_id IS NULL OR NOT ${heldBy('l')}
-      RETURNING token, prev_value, token - 1 AS prev_token,
+      RETURNING token, last_value, last_token,
         CASE WHEN left($1, 6) = 'elect/' THEN pg_notify($4, $1) END AS told`,
+    // Fenced on the term, like proclaim: only a leader that still holds records itself, so a
+    // winner whose fencePrevious failed (it resigns without recording) never becomes previous.
+    recordLeader: `UPDATE ${t} l SET last_value = $4::bytea, last_token = $3::bigint
+      WHERE l.name = $1 AND l.session_id = $2::bigint AND l.token = $3::bigint
+        AND ${heldBy('l')} RETURNING name`,
     holderExpiry: `SELECT GREATEST(0, extract(epoch FROM h.expires_at - clock_timestamp()) * 1000)
         AS ms
       FROM ${t} l JOIN ${t} h ON h.name = ${sessionOf('l')}

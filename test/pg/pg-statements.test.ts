@@ -217,6 +217,7 @@ test('election: campaign learns its predecessor; observe reports leaders and nul
   try {
     const t1 = await b.campaign('e', a, Buffer.from('a'), {});
     assert.equal(t1.previous, null);
+    assert.equal(await b.recordLeader('e', t1, Buffer.from('a'), {}), true);
     await until('observer sees a', () => seen.includes('a'));
     const second = b.campaign('e', c, Buffer.from('c'), {});
     assert.equal(await t1.resign(), true);
@@ -401,6 +402,33 @@ test('close() ends waits and the LISTEN connection, not the caller pool', async 
   }
 });
 
+test('previous is the last leader recorded: a winner that never started is skipped', async () => {
+  const b = await backend({ pollIntervalMs: 200 });
+  const sessions = [
+    await b.session({ ttlSeconds: 10 }),
+    await b.session({ ttlSeconds: 10 }),
+    await b.session({ ttlSeconds: 10 }),
+  ] as const;
+  try {
+    const t1 = await b.campaign('r', sessions[0], Buffer.from('a'), {});
+    assert.equal(await b.recordLeader('r', t1, Buffer.from('a pid 1'), {}), true);
+    await t1.resign();
+    // A winner whose fence failed resigns without recording itself.
+    const t2 = await b.campaign('r', sessions[1], Buffer.from('b'), {});
+    assert.equal(t2.previous?.value.toString(), 'a pid 1');
+    await t2.resign();
+    // Recording is fenced on the term: a resigned term cannot record itself.
+    assert.equal(await b.recordLeader('r', t2, Buffer.from('b'), {}), false);
+    const t3 = await b.campaign('r', sessions[2], Buffer.from('c'), {});
+    assert.equal(t3.previous?.value.toString(), 'a pid 1');
+    assert.equal(t3.previous?.token, t1.token);
+    assert.ok(t3.token > t2.token && t2.token > t1.token);
+    await t3.resign();
+  } finally {
+    for (const s of sessions) await s.close();
+  }
+});
+
 test('proclaim is fenced on the term: it changes the value only while leading', async () => {
   const b = await backend({ pollIntervalMs: 200 });
   const a = await b.session({ ttlSeconds: 10 });
@@ -412,7 +440,6 @@ test('proclaim is fenced on the term: it changes the value only while leading', 
     assert.equal((await e.leader())?.value.toString(), 'v2');
     await t1.resign();
     const t2 = await e.campaign(c, Buffer.from('w'));
-    assert.equal(t2.previous?.value.toString(), 'v2');
     await assert.rejects(t1.proclaim(Buffer.from('zombie')), { name: 'RecipeError' });
     assert.equal((await e.leader())?.value.toString(), 'w');
     await t2.resign();
