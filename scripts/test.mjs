@@ -19,8 +19,8 @@ const systemNeeds = [
   // `sudo systemctl disable --now etcd` (or `sudo service etcd stop`) if it is not wanted.
   { command: 'etcd', pkg: 'etcd-server' },
   { command: 'etcdctl', pkg: 'etcd-client' },
-  // A throwaway PostgreSQL server for test/fence (test/fence/postgres-server.ts starts it as the
-  // postgres user). Debian keeps initdb off PATH, in /usr/lib/postgresql/<version>/bin, so the
+  // A throwaway PostgreSQL server for test/fence, test/pg and `tenure bench --vs postgres`
+  // (src/pg/throwaway-server.ts starts it as the postgres user). Debian keeps initdb off PATH, in /usr/lib/postgresql/<version>/bin, so the
   // check also accepts that layout: `have` runs `command -v <command>` in sh, and `ls` of an
   // unmatched glob fails.
   { command: 'initdb || ls /usr/lib/postgresql/*/bin/initdb', pkg: 'postgresql' },
