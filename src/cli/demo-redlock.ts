@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { redlockDemoHolds, runRedlockDemo, type RedlockReport } from '../demo/redlock.js';
 import { DemoSetupError } from '../demo/redis-errors.js';
-import { Timeline } from '../demo/timeline.js';
+import { runDemo } from './demo-run.js';
 
 function printSummary(r: RedlockReport, holds: boolean, out: (line: string) => void): void {
   out('');
@@ -39,37 +39,20 @@ export function registerRedlockDemo(demo: Command): void {
     )
     .option('--json', 'print exactly one JSON object on stdout; the timeline goes to stderr')
     .action(async (flags: { json?: boolean }) => {
-      const json = flags.json === true;
-      const out = (line: string): void => {
-        (json ? process.stderr : process.stdout).write(`${line}\n`);
-      };
-      const t = new Timeline(out);
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort(new Error('interrupted'));
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      out('tenure demo redlock: Redlock under a pause, a clock jump and a restart; then tenure');
-      let code = 1;
-      try {
-        const report = await runRedlockDemo(t, abort.signal);
-        const holds = redlockDemoHolds(report);
-        printSummary(report, holds, out);
-        if (json) process.stdout.write(`${JSON.stringify(report)}\n`);
-        code = holds ? 0 : 1;
-      } catch (e) {
-        const text =
-          e instanceof DemoSetupError
-            ? e.message
-            : abort.signal.aborted
-              ? 'interrupted; stopped what it started'
-              : e instanceof Error
-                ? (e.stack ?? e.message)
-                : String(e);
-        process.stderr.write(`tenure demo redlock: ${text}\n`);
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      const headline = 'Redlock under a pause, a clock jump and a restart; then tenure';
+      const code = await runDemo(
+        'redlock',
+        flags.json === true,
+        headline,
+        async (d) => {
+          const report = await runRedlockDemo(d.t, d.signal);
+          const holds = redlockDemoHolds(report);
+          printSummary(report, holds, d.out);
+          if (d.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+          return holds ? 0 : 1;
+        },
+        (e) => e instanceof DemoSetupError,
+      );
       process.exit(code);
     });
 }

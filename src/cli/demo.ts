@@ -4,9 +4,6 @@
 // Human-readable timeline on stdout; with `--json`, exactly one JSON object on stdout and the
 // timeline on stderr. Exit 0 when the fenced store accepted no stale write (and refused some)
 // and the unfenced one accepted some; 1 otherwise; 2 for bad usage.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import {
   demoHolds,
@@ -14,10 +11,9 @@ import {
   runSplitBrain,
   type SplitBrainReport,
 } from '../demo/split-brain.js';
-import { Timeline } from '../demo/timeline.js';
 import { registerFencePrevious } from './demo-fence-previous.js';
 import { integer } from './args.js';
-import { startCluster, type Cluster } from '../launcher/cluster.js';
+import { onCluster, runDemo } from './demo-run.js';
 import { registerRedlockDemo } from './demo-redlock.js';
 
 interface SplitBrainFlags {
@@ -27,32 +23,6 @@ interface SplitBrainFlags {
   readonly parts: number;
   readonly store: string;
   readonly pgUrl?: string;
-}
-
-// Named limits.
-/** How long the throwaway cluster may take to elect a leader. */
-const healthyTimeoutMs = 30_000;
-
-/** Start a throwaway cluster in `dir` and wait for a leader; on failure, nothing is left running. */
-function startThrowawayCluster(dir: string, t: Timeline, signal: AbortSignal): Promise<Cluster> {
-  return startCluster({
-    kind: 'tenure',
-    size: 3,
-    tmpRoot: dir,
-    logs: 'file',
-    // The demo's own Ctrl-C handler stops them (and its workers) in its finally.
-    tracked: false,
-    readyTimeoutMs: healthyTimeoutMs,
-    signal,
-    onSpawned: (c) =>
-      t.event(
-        'cluster',
-        `starting 3 members, pids ${c.pids.filter((p) => p !== undefined).join(', ')}`,
-      ),
-    // A member that lost its port to another process exits at once; the launcher tries fresh ports.
-    onRetry: (e) =>
-      t.event('cluster', `did not start (${String(e).split('\n')[0]}); retrying on other ports`),
-  });
 }
 
 function parseStore(text: string): 'files' | 'postgres' {
@@ -115,66 +85,25 @@ export function registerDemo(program: Command): void {
         process.stderr.write('tenure demo split-brain: --store postgres needs --pg-url\n');
         process.exit(2);
       }
-      const json = flags.json === true;
-      const out = (line: string): void => {
-        (json ? process.stderr : process.stdout).write(`${line}\n`);
-      };
-      const t = new Timeline(out);
-      const abort = new AbortController();
-      const onSignal = (): void => abort.abort(new Error('interrupted'));
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-
-      out('tenure demo split-brain: a lock holder frozen past its lease, and who stops its writes');
-      let dir: string | undefined;
-      let cluster: Cluster | undefined;
-      let code = 1;
-      try {
-        let endpoints: string[];
-        if (flags.endpoints !== undefined) {
-          endpoints = flags.endpoints.split(',').map((s) => s.trim());
-          t.event('cluster', `using ${endpoints.join(', ')}`);
-        } else {
-          dir = mkdtempSync(join(tmpdir(), 'tenure-demo-'));
-          cluster = await startThrowawayCluster(dir, t, abort.signal);
-          endpoints = [...cluster.endpoints];
-          t.event('cluster', `healthy: ${endpoints.join(', ')} (data in ${cluster.dir})`);
-        }
-        const report = await runSplitBrain({
-          endpoints,
-          backend,
-          ...(flags.pgUrl === undefined ? {} : { pgUrl: flags.pgUrl }),
-          ttlSeconds: flags.ttl,
-          parts: flags.parts,
-          timeline: t,
-          signal: abort.signal,
-        });
-        const holds = demoHolds(report);
-        printSummary(report, holds, out);
-        if (json) process.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
-        code = holds ? 0 : 1;
-      } catch (e) {
-        const text = abort.signal.aborted
-          ? 'interrupted; stopping what it started'
-          : e instanceof Error
-            ? (e.stack ?? e.message)
-            : String(e);
-        process.stderr.write(`tenure demo split-brain: ${text}\n`);
-        code = 1;
-      } finally {
-        if (cluster !== undefined) {
-          t.event(
-            'cluster',
-            `stopping pids ${cluster.pids.filter((p) => p !== undefined).join(', ')}`,
-          );
-          await cluster.stop();
-          t.event('cluster', 'stopped');
-        }
-        if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      const headline = 'a lock holder frozen past its lease, and who stops its writes';
+      const code = await runDemo('split-brain', flags.json === true, headline, (d) =>
+        onCluster(d, flags.endpoints, async (endpoints) => {
+          const report = await runSplitBrain({
+            endpoints,
+            backend,
+            ...(flags.pgUrl === undefined ? {} : { pgUrl: flags.pgUrl }),
+            ttlSeconds: flags.ttl,
+            parts: flags.parts,
+            timeline: d.t,
+            signal: d.signal,
+          });
+          const holds = demoHolds(report);
+          printSummary(report, holds, d.out);
+          if (d.json) process.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
+          return holds ? 0 : 1;
+        }),
+      );
       process.exit(code);
     });
-  registerFencePrevious(demo, startThrowawayCluster);
+  registerFencePrevious(demo);
 }
