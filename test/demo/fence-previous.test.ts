@@ -5,20 +5,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FencePreviousReport } from '../../src/demo/fence-previous.js';
+import { alive } from '../support/pids.js';
 import { runCli } from '../support/run-child.js';
 
 // Named limits.
 /** The demo's own budget (a hang guard); it normally takes well under 30 s. */
 const demoBudgetMs = 120_000;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('demo fence-previous: the new leader starts only after the frozen one is gone', async () => {
   const r = await runCli(['demo', 'fence-previous', '--json'], demoBudgetMs);

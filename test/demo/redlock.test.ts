@@ -5,6 +5,7 @@
 // refuse the paused holder's write. Every process the demo names in its timeline must be gone.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pidsIn, alive } from '../support/pids.js';
 import { runCli } from '../support/run-child.js';
 
 // Named limits.
@@ -24,24 +25,6 @@ interface TenureCounts {
 interface Report {
   redlock: Record<'pausedHolder' | 'clockJump' | 'restart', RedlockCounts>;
   tenure: Record<'pausedHolder' | 'clockJump' | 'restart', TenureCounts>;
-}
-
-/** PIDs named in the timeline (`pid 123`, `pids 1, 2, 3`). */
-function pidsIn(text: string): number[] {
-  const pids: number[] = [];
-  for (const m of text.matchAll(/\bpids? ((?:\d+)(?:, \d+)*)/g)) {
-    for (const p of (m[1] ?? '').split(', ')) pids.push(Number(p));
-  }
-  return [...new Set(pids)];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('tenure demo redlock --json: Redlock fails three ways, tenure does not', async () => {

@@ -4,6 +4,7 @@
 // running cluster (`--endpoints`) with the PostgreSQL store, and bad usage.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pidsIn, alive } from '../support/pids.js';
 import { runCli } from '../support/run-child.js';
 import { startCluster } from '../cluster/cluster.js';
 import { startPostgres } from '../fence/postgres-server.js';
@@ -70,24 +71,6 @@ function checkVerdicts(r: { fenced: ScenarioJson; unfenced: ScenarioJson }, part
       i === 0 ? `1:worker-2@${u2}` : `${i + 1}:worker-1@${u1}`,
     ),
   );
-}
-
-/** PIDs named in the timeline (`pid 123`, `pids 1, 2, 3`). */
-function pidsIn(text: string): number[] {
-  const pids: number[] = [];
-  for (const m of text.matchAll(/\bpids? ((?:\d+)(?:, \d+)*)/g)) {
-    for (const p of (m[1] ?? '').split(', ')) pids.push(Number(p));
-  }
-  return [...new Set(pids)];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 test('tenure demo split-brain --json: the fence refuses the zombie, no fence corrupts', async () => {
