@@ -117,35 +117,49 @@ export async function fencedTransaction<T>(
   checkToken(token);
   const t = quoteTable(options.table ?? tableDefault);
   signal?.throwIfAborted();
+  const begin = `BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}`;
+  return inTransaction(pool, begin, async (client) => {
+    const raised = await client.query(
+      `INSERT INTO ${t} AS fence (scope, token) VALUES ($1, $2)
+       ON CONFLICT (scope) DO UPDATE SET token = EXCLUDED.token, updated_at = now()
+       WHERE fence.token <= EXCLUDED.token
+       RETURNING token`,
+      [scope, token.toString()],
+    );
+    if (raised.rowCount !== 1) {
+      // The row exists with a higher token, and our row lock attempt saw its newest version:
+      // read it (still inside the transaction, which holds no lock on it) for the error.
+      const now = await client.query(`SELECT token FROM ${t} WHERE scope = $1`, [scope]);
+      const current = bigintOf(now.rows[0]?.token) ?? 0n;
+      throw new StaleTokenError(scope, token, current);
+    }
+    signal?.throwIfAborted();
+    const result = await fn(client);
+    signal?.throwIfAborted();
+    return result;
+  });
+}
+
+/**
+ * Run `fn` on one pooled connection between `begin` and COMMIT; any error rolls back and is
+ * rethrown. A connection that cannot even roll back is destroyed rather than returned to the
+ * pool. (fencedTransaction, tenure/pg's leasedTransaction and migrate use it.)
+ */
+export async function inTransaction<C extends PgClient, T>(
+  pool: { connect(): Promise<C> },
+  begin: string,
+  fn: (client: C) => Promise<T>,
+): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {
-    await client.query(
-      `BEGIN ISOLATION LEVEL ${(options.isolation ?? 'read committed').toUpperCase()}`,
-    );
+    await client.query(begin);
     try {
-      const raised = await client.query(
-        `INSERT INTO ${t} AS fence (scope, token) VALUES ($1, $2)
-         ON CONFLICT (scope) DO UPDATE SET token = EXCLUDED.token, updated_at = now()
-         WHERE fence.token <= EXCLUDED.token
-         RETURNING token`,
-        [scope, token.toString()],
-      );
-      if (raised.rowCount !== 1) {
-        // The row exists with a higher token, and our row lock attempt saw its newest version:
-        // read it (still inside the transaction, which holds no lock on it) for the error.
-        const now = await client.query(`SELECT token FROM ${t} WHERE scope = $1`, [scope]);
-        const current = bigintOf(now.rows[0]?.token) ?? 0n;
-        throw new StaleTokenError(scope, token, current);
-      }
-      signal?.throwIfAborted();
       const result = await fn(client);
-      signal?.throwIfAborted();
       await client.query('COMMIT');
       return result;
     } catch (e) {
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        // A connection that cannot even roll back is destroyed rather than reused.
         broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
       });
       throw e;

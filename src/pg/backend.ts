@@ -12,6 +12,7 @@ import type { CallOptions } from '../client/call-options.js';
 import { ClientClosedError } from '../client/errors.js';
 import type { ElectorBackend, ElectorTerm } from '../client/elector-backend.js';
 import { Session, type SessionOptions } from '../client/session.js';
+import { inTransaction } from '../fence/postgres.js';
 import { callTimeoutMsDefault } from './call.js';
 import type { PgContext } from './context.js';
 import { makeDb, type Db } from './db.js';
@@ -53,23 +54,10 @@ export async function migrate(
   options: { readonly table?: string } = {},
 ): Promise<void> {
   const table = options.table ?? tableDefault;
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    try {
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`tenure/pg ${table}`]);
-      for (const s of statements(table).migrate) await client.query(s);
-      await client.query('COMMIT');
-    } catch (e) {
-      await client.query('ROLLBACK').catch((r: unknown) => {
-        broken = r instanceof Error ? r : new Error(String(r));
-      });
-      throw e;
-    }
-  } finally {
-    client.release(broken ?? false);
-  }
+  await inTransaction(pool, 'BEGIN', async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`tenure/pg ${table}`]);
+    for (const s of statements(table).migrate) await client.query(s);
+  });
 }
 
 export class PgBackend implements ElectorBackend {

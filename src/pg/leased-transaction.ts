@@ -8,6 +8,7 @@
 // a holder whose lease ran out meanwhile (paused, or slow) cannot commit, even if it does not yet
 // know it has lost. Renewals (an UPDATE of the session row) are not blocked by the check.
 import type pg from 'pg';
+import { inTransaction } from '../fence/postgres.js';
 import { LeaseLostError } from './errors.js';
 import type { PgHold } from './lock.js';
 import { statements, tableDefault } from './sql.js';
@@ -32,34 +33,21 @@ export async function leasedTransaction<T>(
   const sql = statements(options.table ?? tableDefault);
   const args = [grant.row, grant.session.leaseId.toString(), grant.token.toString()];
   options.signal?.throwIfAborted();
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    try {
-      const check = async (when: string): Promise<void> => {
-        const r = await client.query(sql.checkHeld, args);
-        if ((r.rowCount ?? 0) === 0) {
-          throw new LeaseLostError(
-            grant.row,
-            grant.token,
-            `${grant.row}: token ${grant.token} no longer holds by the database clock (${when})`,
-          );
-        }
-      };
-      await check('at the start');
-      const result = await fn(client);
-      options.signal?.throwIfAborted();
-      await check('before commit');
-      await client.query('COMMIT');
-      return result;
-    } catch (e) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw e;
-    }
-  } finally {
-    client.release(broken ?? false);
-  }
+  return inTransaction<pg.PoolClient, T>(pool, 'BEGIN', async (client) => {
+    const check = async (when: string): Promise<void> => {
+      const r = await client.query(sql.checkHeld, args);
+      if ((r.rowCount ?? 0) === 0) {
+        throw new LeaseLostError(
+          grant.row,
+          grant.token,
+          `${grant.row}: token ${grant.token} no longer holds by the database clock (${when})`,
+        );
+      }
+    };
+    await check('at the start');
+    const result = await fn(client);
+    options.signal?.throwIfAborted();
+    await check('before commit');
+    return result;
+  });
 }
