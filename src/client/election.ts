@@ -34,6 +34,7 @@ import {
 } from './recipe-keys.js';
 import { fencedPut, type Entry, type QueueContext } from './recipe-queue.js';
 import { linkAbort } from './recipe-signal.js';
+import { StateBuffer, dropOldest } from './state-buffer.js';
 import type { Session } from './session.js';
 import { compare, op, type Compare } from './txn.js';
 import './dispose.js';
@@ -305,8 +306,10 @@ export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDi
   readonly #name: string;
   readonly #stop = new AbortController();
   readonly #done: Promise<void>;
-  readonly #items: Array<LeaderInfo | null> = [];
-  #waiter: ((r: IteratorResult<LeaderInfo | null>) => void) | undefined;
+  readonly #states = new StateBuffer<LeaderInfo | null>({
+    maxBuffered: observedStatesBufferedMax,
+    overflow: dropOldest,
+  });
   #last: LeaderInfo | null | undefined;
   #error: unknown;
   #rereads = 0;
@@ -315,7 +318,7 @@ export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDi
     this.#client = client;
     this.#name = name;
     if (options.signal !== undefined) linkAbort(options.signal, this.#stop);
-    this.#done = this.#run().finally(() => this.#wake());
+    this.#done = this.#run().finally(() => this.#states.end());
   }
 
   /** The leader last reported (undefined before the first read). */
@@ -370,20 +373,7 @@ export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDi
     const next = kv === null ? null : infoOf(kv);
     if (!leaderChanged(this.#last, next)) return;
     this.#last = next;
-    if (this.#waiter !== undefined) {
-      const w = this.#waiter;
-      this.#waiter = undefined;
-      w({ value: next, done: false });
-      return;
-    }
-    this.#items.push(next);
-    if (this.#items.length > observedStatesBufferedMax) this.#items.shift();
-  }
-
-  #wake(): void {
-    const w = this.#waiter;
-    this.#waiter = undefined;
-    w?.({ value: undefined, done: true });
+    this.#states.push(next);
   }
 
   /** The last failure seen (the observer keeps retrying; for diagnostics). */
@@ -403,18 +393,7 @@ export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDi
   }
 
   [Symbol.asyncIterator](): AsyncIterator<LeaderInfo | null> {
-    return {
-      next: () => {
-        const item = this.#items.shift();
-        if (item !== undefined) return Promise.resolve({ value: item, done: false });
-        if (this.#stop.signal.aborted) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => (this.#waiter = resolve));
-      },
-      return: async () => {
-        await this.close();
-        return { value: undefined, done: true };
-      },
-    };
+    return this.#states.iterator(() => this.close());
   }
 
   [Symbol.asyncDispose](): Promise<void> {

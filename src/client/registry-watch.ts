@@ -26,6 +26,7 @@ import {
   type SkippedValue,
 } from './registry-view.js';
 import { linkAbort } from './recipe-signal.js';
+import { StateBuffer } from './state-buffer.js';
 import type { WatchEvent } from './watch.js';
 import './dispose.js';
 
@@ -50,8 +51,11 @@ export class RegistryWatcher implements AsyncIterable<RegistryView>, AsyncDispos
   readonly #onSkipped: ((s: SkippedValue) => void) | undefined;
   readonly #stop = new AbortController();
   readonly #done: Promise<void>;
-  readonly #queue: RegistryView[] = [];
-  #waiter: ((r: IteratorResult<RegistryView>) => void) | undefined;
+  readonly #views = new StateBuffer<RegistryView>({
+    maxBuffered: registryViewsBufferedMax,
+    overflow: (buffered) => this.#coalesce(buffered),
+    onDeliver: (view) => (this.#delivered = view.instances),
+  });
   /** The set as of the last event applied. */
   #mirror = new Map<string, Instance>();
   /** Keys whose current value is skipped, by mod revision (so a re-read does not report twice). */
@@ -69,7 +73,7 @@ export class RegistryWatcher implements AsyncIterable<RegistryView>, AsyncDispos
     this.#client = client;
     this.#onSkipped = options.onSkipped;
     if (options.signal !== undefined) linkAbort(options.signal, this.#stop);
-    this.#done = this.#run().finally(() => this.#wake());
+    this.#done = this.#run().finally(() => this.#views.end());
   }
 
   /** The latest view (undefined before the first read). */
@@ -194,33 +198,24 @@ export class RegistryWatcher implements AsyncIterable<RegistryView>, AsyncDispos
 
   #emit(view: RegistryView): void {
     this.#current = view;
-    if (this.#waiter !== undefined) {
-      const w = this.#waiter;
-      this.#waiter = undefined;
-      this.#delivered = view.instances;
-      w({ value: view, done: false });
-      return;
-    }
-    this.#queue.push(view);
-    if (this.#queue.length > registryViewsBufferedMax) {
-      // Merge everything buffered into one view from the set last delivered: still the whole set
-      // at a revision, and the exact change from what the consumer saw last.
-      const skipped = this.#queue.flatMap((v) => v.skipped).slice(-skippedKeptMax);
-      this.#queue.length = 0;
-      this.#queue.push({
-        revision: view.revision,
-        instances: view.instances,
-        changes: diffSets(this.#delivered, view.instances),
-        skipped,
-        source: 'coalesced',
-      });
-    }
+    this.#views.push(view);
   }
 
-  #wake(): void {
-    const w = this.#waiter;
-    this.#waiter = undefined;
-    w?.({ value: undefined, done: true });
+  /**
+   * Merge everything buffered into one view from the set last delivered: still the whole set at
+   * a revision, and the exact change from what the consumer saw last.
+   */
+  #coalesce(buffered: RegistryView[]): void {
+    const last = buffered[buffered.length - 1] as RegistryView;
+    const skipped = buffered.flatMap((v) => v.skipped).slice(-skippedKeptMax);
+    buffered.length = 0;
+    buffered.push({
+      revision: last.revision,
+      instances: last.instances,
+      changes: diffSets(this.#delivered, last.instances),
+      skipped,
+      source: 'coalesced',
+    });
   }
 
   /** Stop watching. Idempotent. */
@@ -235,21 +230,7 @@ export class RegistryWatcher implements AsyncIterable<RegistryView>, AsyncDispos
   }
 
   [Symbol.asyncIterator](): AsyncIterator<RegistryView> {
-    return {
-      next: () => {
-        const view = this.#queue.shift();
-        if (view !== undefined) {
-          this.#delivered = view.instances;
-          return Promise.resolve({ value: view, done: false });
-        }
-        if (this.#stop.signal.aborted) return Promise.resolve({ value: undefined, done: true });
-        return new Promise((resolve) => (this.#waiter = resolve));
-      },
-      return: async () => {
-        await this.close();
-        return { value: undefined, done: true };
-      },
-    };
+    return this.#views.iterator(() => this.close());
   }
 
   [Symbol.asyncDispose](): Promise<void> {

@@ -10,6 +10,7 @@ import type { CallOptions } from '../client/call-options.js';
 import type { LeaderInfo } from '../client/election.js';
 import type { ElectorObserver, ElectorTerm, PreviousLeader } from '../client/elector-backend.js';
 import { RecipeError } from '../client/recipe-errors.js';
+import { StateBuffer, dropOldest } from '../client/state-buffer.js';
 import type { Session } from '../client/session.js';
 import { withCall } from './call.js';
 import type { PgContext } from './context.js';
@@ -160,8 +161,10 @@ const sameLeader = (a: LeaderInfo | null, b: LeaderInfo | null): boolean =>
 
 export class PgLeaderObserver implements ElectorObserver {
   readonly #stop = new AbortController();
-  readonly #queue: Array<LeaderInfo | null> = [];
-  #wake: (() => void) | undefined;
+  readonly #states = new StateBuffer<LeaderInfo | null>({
+    maxBuffered: observedStatesBufferedMax,
+    overflow: dropOldest,
+  });
   #current: LeaderInfo | null | undefined;
   readonly #done: Promise<void>;
 
@@ -173,7 +176,7 @@ export class PgLeaderObserver implements ElectorObserver {
     this.#done = this.#run(ctx, election).finally(() => {
       signal?.removeEventListener('abort', end);
       ctx.closing.removeEventListener('abort', end);
-      this.#wake?.();
+      this.#states.end();
     });
   }
 
@@ -194,9 +197,7 @@ export class PgLeaderObserver implements ElectorObserver {
           const now = await election.leader({ signal });
           if (this.#current === undefined || !sameLeader(this.#current, now)) {
             this.#current = now;
-            this.#queue.push(now);
-            if (this.#queue.length > observedStatesBufferedMax) this.#queue.shift();
-            this.#wake?.();
+            this.#states.push(now);
           }
           if (now !== null) {
             const e = await ctx.db.run(ctx.db.sql.holderExpiry, [row]);
@@ -218,20 +219,6 @@ export class PgLeaderObserver implements ElectorObserver {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<LeaderInfo | null> {
-    return {
-      next: async (): Promise<IteratorResult<LeaderInfo | null>> => {
-        for (;;) {
-          if (this.#queue.length > 0) {
-            return { done: false, value: this.#queue.shift() as LeaderInfo | null };
-          }
-          if (this.#stop.signal.aborted) return { done: true, value: undefined };
-          await new Promise<void>((r) => (this.#wake = r));
-        }
-      },
-      return: async (): Promise<IteratorResult<LeaderInfo | null>> => {
-        await this.close();
-        return { done: true, value: undefined };
-      },
-    };
+    return this.#states.iterator(() => this.close());
   }
 }
