@@ -23,10 +23,13 @@ export function withCall<T>(
       clearTimeout(timer);
       reject(signal?.reason as Error);
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      reject(new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`));
-    }, timeoutMs);
+    // An infinite bound leaves the call to the caller's signal alone.
+    const timer = Number.isFinite(timeoutMs)
+      ? setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`));
+        }, timeoutMs)
+      : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
     run().then(
       (v) => {

@@ -1,10 +1,12 @@
 // A same-database lease check: when the resource lives in the PostgreSQL database that holds the
 // lease table, the write itself can be made conditional on the lease, by the database's clock,
-// with no token table. The transaction first locks the lock row FOR KEY SHARE and checks that it
+// with no token table. The transaction first locks the lock row FOR SHARE and checks that it
 // still carries this grant's session and token and that the session row is unexpired NOW
-// (clock_timestamp()); a take locks the row FOR UPDATE (INSERT … ON CONFLICT DO UPDATE), which
-// conflicts with KEY SHARE, so no next holder can exist until this transaction ends: its writes
-// are ordered before the next token. Just before COMMIT the session's expiry is checked again, so
+// (clock_timestamp()); a take's INSERT … ON CONFLICT DO UPDATE locks the row FOR NO KEY UPDATE
+// (no key column changes), which conflicts with FOR SHARE (not with FOR KEY SHARE: PostgreSQL
+// docs, "Explicit Locking", 13.3.2), so no next holder can exist until this transaction ends: its
+// writes are ordered before the next token. A waiting take has no statement deadline for that
+// reason (take.ts), so a long transaction here delays the next holder by as long as it runs. Just before COMMIT the session's expiry is checked again, so
 // a holder whose lease ran out meanwhile (paused, or slow) cannot commit, even if it does not yet
 // know it has lost. Renewals (an UPDATE of the session row) are not blocked by the check.
 import type pg from 'pg';

@@ -61,9 +61,13 @@ export function statements(table: string): Statements {
   // At READ COMMITTED a subquery's conditions are checked on the statement's snapshot before any
   // row lock is tried (PostgreSQL docs, "Transaction Isolation", 13.2.1), so an expiry test
   // inside it would skip a row whose renewal, granted in time, commits meanwhile.
-  const heldBy = (alias: string): string =>
+  // `unseen` is the verdict when the session row is not in the statement's snapshot. Rows are
+  // never deleted, so such a row was granted after the statement began: it is live. A take that
+  // waited on the lock row (behind a release, say) and then finds it taken by a brand-new session
+  // must count it as held (`true`), or two sessions would hold the row at once.
+  const heldBy = (alias: string, unseen: boolean): string =>
     `COALESCE((SELECT h.expires_at FROM ${t} h WHERE h.name = ${sessionOf(alias)} FOR SHARE)
-       > clock_timestamp(), false)`;
+       > clock_timestamp(), ${unseen})`;
   return {
     channel,
     migrate: [
@@ -104,14 +108,14 @@ export function statements(table: string): Statements {
       ON CONFLICT (name) DO UPDATE
         SET session_id = EXCLUDED.session_id, value = EXCLUDED.value,
             token = l.token + 1, revision = EXCLUDED.revision
-        WHERE l.session_id IS NULL OR NOT ${heldBy('l')}
+        WHERE l.session_id IS NULL OR NOT ${heldBy('l', true)}
       RETURNING token, last_value, last_token,
         CASE WHEN left($1, 6) = 'elect/' THEN pg_notify($4, $1) END AS told`,
     // Fenced on the term, like proclaim: only a leader that still holds records itself, so a
     // winner whose fencePrevious failed (it resigns without recording) never becomes previous.
     recordLeader: `UPDATE ${t} l SET last_value = $4::bytea, last_token = $3::bigint
       WHERE l.name = $1 AND l.session_id = $2::bigint AND l.token = $3::bigint
-        AND ${heldBy('l')} RETURNING name`,
+        AND ${heldBy('l', false)} RETURNING name`,
     holderExpiry: `SELECT GREATEST(0, extract(epoch FROM h.expires_at - clock_timestamp()) * 1000)
         AS ms
       FROM ${t} l JOIN ${t} h ON h.name = ${sessionOf('l')}
@@ -123,16 +127,17 @@ export function statements(table: string): Statements {
     proclaim: `WITH p AS (
         UPDATE ${t} l SET value = $4::bytea, revision = nextval(${seqText})
         WHERE l.name = $1 AND l.session_id = $2::bigint AND l.token = $3::bigint
-          AND ${heldBy('l')} RETURNING name)
+          AND ${heldBy('l', false)} RETURNING name)
       SELECT pg_notify($5, name) FROM p`,
     holder: `SELECT l.session_id, l.token, l.value, l.revision
       FROM ${t} l JOIN ${t} h ON h.name = ${sessionOf('l')}
       WHERE l.name = $1 AND h.expires_at > clock_timestamp()`,
-    // FOR KEY SHARE of the lock row: a take (ON CONFLICT DO UPDATE locks the row FOR UPDATE)
-    // waits until the checking transaction ends, so its writes commit before any next token.
+    // FOR SHARE of the lock row: a take's ON CONFLICT DO UPDATE locks the row FOR NO KEY UPDATE
+    // (no key column changes), which conflicts with FOR SHARE but not with FOR KEY SHARE; so the
+    // take waits until the checking transaction ends, and its writes commit before any next token.
     checkHeld: `SELECT l.token FROM ${t} l JOIN ${t} h ON h.name = ${sessionOf('l')}
       WHERE l.name = $1 AND l.session_id = $2::bigint AND l.token = $3::bigint
         AND h.expires_at > clock_timestamp()
-      FOR KEY SHARE OF l`,
+      FOR SHARE OF l`,
   };
 }

@@ -122,20 +122,27 @@ export async function take(req: TakeRequest, options: CallOptions): Promise<Take
           req.value,
           db.sql.channel,
         ]);
-        const r = await withCall(`pg take ${row}`, { signal: scope.signal }, () => attempt).catch(
-          (e: unknown) => {
-            // Given up while the statement ran: if it took the row after all, give it back.
-            void attempt.then(
-              (late) => {
-                const t = late.rows[0]?.token as string | undefined;
-                if (t !== undefined)
-                  void releaseRow(db, row, session, BigInt(t), {}).catch(() => false);
-              },
-              () => undefined,
-            );
-            throw e;
-          },
-        );
+        // No statement deadline of its own: a take waits on the row's lock for as long as a
+        // leasedTransaction of the holder runs (it must: that is what orders the holder's writes
+        // before the next token). The scope bounds it: the caller's timeoutMs and signal, the
+        // session's expiry, the backend's close.
+        const r = await withCall(
+          `pg take ${row}`,
+          { signal: scope.signal },
+          () => attempt,
+          Number.POSITIVE_INFINITY,
+        ).catch((e: unknown) => {
+          // Given up while the statement ran: if it took the row after all, give it back.
+          void attempt.then(
+            (late) => {
+              const t = late.rows[0]?.token as string | undefined;
+              if (t !== undefined)
+                void releaseRow(db, row, session, BigInt(t), {}).catch(() => false);
+            },
+            () => undefined,
+          );
+          throw e;
+        });
         const got = r.rows[0];
         if (got !== undefined) {
           const token = BigInt(got.token as string);
