@@ -170,19 +170,20 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
    */
   valid(): boolean {
     this.#tick();
-    return this.#state.validAt(this.#clock.nowMs());
+    return !this.#abandoned && this.#state.validAt(this.#clock.nowMs());
   }
 
   /** Milliseconds of certain lease left (to the local deadline) while valid; 0 otherwise. */
   remainingMs(): number {
     this.#tick();
-    return this.#state.remainingMsAt(this.#clock.nowMs());
+    return this.#abandoned ? 0 : this.#state.remainingMsAt(this.#clock.nowMs());
   }
 
   /** Throws SessionJeopardyError / SessionExpiredError unless valid with ≥ minRemainingMs left. */
   assertValid(minRemainingMs = 0): void {
     const remaining = this.remainingMs();
     if (remaining > minRemainingMs) return;
+    if (this.#abandoned && this.#state.phase !== 'expired') throw this.#abandonedError();
     if (this.#state.phase === 'expired') {
       throw new SessionExpiredError(
         'SESSION_EXPIRED',
@@ -204,6 +205,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   /** A signal for the current active period (already aborted when not active). */
   activeSignal(): AbortSignal {
     this.#tick();
+    // A renewal answered after abandon() may bring the state back to active: not this session.
+    if (this.#abandoned) this.#active.abort(this.#abandonedError());
     return this.#active.signal;
   }
 
@@ -213,8 +216,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
   }
 
   /**
-   * Stop renewing and revoke the lease (deleting its keys), bounded by `timeoutMs` (default
-   * 5 000 ms). A lease already gone is not an error; other revoke failures are thrown after the
+   * Stop renewing and revoke the lease (deleting its keys; an abandoned session's lease is left
+   * to expire instead), bounded by `timeoutMs` (default 5 000 ms). A lease already gone is not an error; other revoke failures are thrown after the
    * session has ended locally (the lease then expires after its TTL).
    */
   close(options: CallOptions = {}): Promise<void> {
@@ -227,6 +230,8 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
     this.#apply(this.#state.step({ type: 'close', atMs: this.#clock.nowMs() }));
     this.#halt();
     if (wasExpired && this.#state.expiredReason === 'lease-lost') return;
+    // An abandoned session's hold may still be in use by stuck work: let the lease run out.
+    if (this.#abandoned) return;
     try {
       await this.#transport.revoke(this.leaseId, {
         ...options,
@@ -244,12 +249,25 @@ export class Session extends EventEmitter<SessionEvents> implements AsyncDisposa
    * progress-watchdog.ts): a revoke would hand the hold over while the work may still run, an
    * expiry does so no earlier than the lease's TTL after the last renewal, as for a dead holder.
    * A renewal already in flight may still be answered (and credited: the server did renew).
-   * close() still revokes. Idempotent.
+   * From the call on, the session is no longer valid here (valid() false, its signals aborted,
+   * assertValid throws SessionJeopardyError): nothing new may be taken on it. close() then ends
+   * it locally WITHOUT revoking, for the same reason. Idempotent.
    */
   abandon(): void {
+    if (this.#abandoned) return;
     this.#abandoned = true;
     this.#renewTimer?.();
     this.#renewTimer = undefined;
+    const why = this.#abandonedError();
+    this.#lapsed.abort(why);
+    this.#active.abort(why);
+  }
+
+  #abandonedError(): SessionJeopardyError {
+    return new SessionJeopardyError(
+      'SESSION_JEOPARDY',
+      `session ${this.leaseId.toString(16)} was abandoned: no longer renewed, left to expire`,
+    );
   }
 
   /** True once abandon() was called. */

@@ -215,6 +215,11 @@ test('abandon(): no renewal is sent any more, no revoke; jeopardy then expiry on
   await flush();
   session.abandon();
   assert.equal(session.abandoned, true);
+  // Nothing new may be taken on it from now on, though the lease is still certainly held.
+  assert.equal(session.valid(), false);
+  assert.equal(session.signal.aborted, true);
+  assert.equal(session.activeSignal().aborted, true);
+  assert.throws(() => session.assertValid(), { name: 'SessionJeopardyError' });
   clock.advance(10_000);
   await flush();
   assert.equal(transport.pending.length, 0, 'no renewal sent after abandon()');
@@ -224,4 +229,15 @@ test('abandon(): no renewal is sent any more, no revoke; jeopardy then expiry on
     ['jeopardy', 'expired'],
   );
   assert.equal(session.valid(), false);
+});
+
+test('close() after abandon() leaves the lease to expire: no revoke', async () => {
+  const { clock, transport, session } = await open();
+  clock.advance(1_000);
+  transport.pending.shift()?.answer(3);
+  await flush();
+  session.abandon();
+  await session.close();
+  assert.deepEqual(transport.revoked, [], 'an abandoned session is not revoked by close()');
+  assert.equal(session.phase, 'expired');
 });
