@@ -162,6 +162,8 @@ export class LeaderElector implements AsyncDisposable {
   /** The token of this elector's latest started term (its callback has settled once we campaign). */
   #ownToken: bigint | undefined;
   #termEnded: Promise<void> | undefined;
+  /** The session of the campaign or term in progress. */
+  #session: Session | undefined;
   #leader: LeaderInfo | null | undefined;
 
   /** On a Client: etcd's election layout (etcdElectorBackend); else the backend given. */
@@ -248,14 +250,37 @@ export class LeaderElector implements AsyncDisposable {
 
   /**
    * Stop: abort the leading callback's signal, wait for it to settle, resign, close the session.
-   * Idempotent.
+   * Idempotent. Resolves true once all that is done. With `timeoutMs`, a callback that has not
+   * settled by then (a stuck one may never settle) is left behind: its session is abandoned, so
+   * nobody renews or revokes the lease and it runs out on the server — the next leader starts no
+   * earlier than that, as after a crash — and stop() resolves false (for a shutdown handler that
+   * must exit). The resign still happens, fenced, if the callback settles later.
    */
-  async stop(): Promise<void> {
+  async stop(options: { readonly timeoutMs?: number } = {}): Promise<boolean> {
     // Aborting #stop also ends a term in progress at once (its listener in #lead).
     this.#stop.abort(new RecipeError('STOPPED', `${this.#o.name}: elector stopped`));
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && this.#loop !== undefined) {
+      if (!(timeoutMs >= 0)) throw new RangeError('LeaderElector.stop: timeoutMs must be ≥ 0');
+      const loop = this.#loop.then(() => true);
+      const timer = new AbortController();
+      const late = sleep(timeoutMs, timer.signal).then(
+        () => false,
+        () => true,
+      );
+      const settled = await Promise.race([loop, late]);
+      timer.abort();
+      if (!settled) {
+        this.#session?.abandon();
+        await this.#observer?.close();
+        await this.#observing;
+        return false;
+      }
+    }
     await this.#loop;
     await this.#observer?.close();
     await this.#observing;
+    return true;
   }
 
   /** Resolves once stopped. */
@@ -263,8 +288,8 @@ export class LeaderElector implements AsyncDisposable {
     await this.#loop;
   }
 
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
   }
 
   async #observe(observer: ElectorObserver): Promise<void> {
@@ -294,6 +319,7 @@ export class LeaderElector implements AsyncDisposable {
           ttlSeconds: o.ttlSeconds ?? ttlSecondsDefault,
           signal: stop,
         });
+        this.#session = session;
         const value = Buffer.from(o.identity);
         const l = await this.#backend.campaign(o.name, session, value, { signal: stop });
         await this.#begin(l, session, value);
@@ -304,6 +330,7 @@ export class LeaderElector implements AsyncDisposable {
           o.onError?.(e);
         }
       } finally {
+        this.#session = undefined;
         await session?.close({ timeoutMs: sessionCloseTimeoutMs }).catch(() => undefined);
       }
       if (failed) await sleep(o.retryIntervalMs ?? retryIntervalMsDefault, stop).catch(() => {});

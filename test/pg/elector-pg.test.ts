@@ -118,6 +118,10 @@ test('pg: a stuck leader loses its lease; the next fences it first and leads', a
     );
     assert.equal(leader.token, bToken);
     await assert.rejects(b.handOff('a'), (e) => isCode(e, 'UNSUPPORTED'));
+    // A shutdown cannot wait for a stuck callback for ever: stop() with a bound gives up.
+    assert.equal(await a.stop({ timeoutMs: 200 }), false);
+    settleHang();
+    assert.equal(await a.stop(), true, 'once the callback settled, stop() completes');
   } finally {
     settleHang();
     await Promise.allSettled([a.stop(), b.stop()]);
