@@ -200,7 +200,9 @@ export class PgLeaderObserver implements ElectorObserver {
             this.#states.push(now);
           }
           if (now !== null) {
-            const e = await ctx.db.run(ctx.db.sql.holderExpiry, [row]);
+            const e = await withCall(`pg holder of ${row}`, { signal }, () =>
+              ctx.db.run(ctx.db.sql.holderExpiry, [row]),
+            );
             waitMs = Math.min(waitMs, Number(e.rows[0]?.ms ?? 0) + 5);
           }
         } catch {
