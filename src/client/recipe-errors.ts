@@ -5,6 +5,8 @@
 export type RecipeErrorCode =
   /** The own key was deleted or replaced (lease revoked or expired, operator delete). */
   | 'KEY_DELETED'
+  /** The own key was overwritten on another lease (a registry id put by another session). */
+  | 'KEY_REPLACED'
   /** The holder released the lock. */
   | 'RELEASED'
   /** The leader resigned. */

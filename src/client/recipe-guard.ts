@@ -9,21 +9,37 @@ import type { Entry, QueueContext } from './recipe-queue.js';
 /** Pause before re-reading after a watch failure that was not a compaction, in ms. */
 export const watchRetryPauseMs = 100;
 
+export interface KeyGuardOptions {
+  /**
+   * Also watch puts, and abort (KEY_REPLACED) when one attaches the key to another lease: for a
+   * key that another session may overwrite in place, keeping its create revision (the registry's).
+   * Lock and Election keys are named after their lease and leave it off (no put events to read
+   * for every proclaim).
+   */
+  readonly leased?: boolean;
+  /** The first revision watched; default the key's creation + 1. */
+  readonly fromRevision?: bigint;
+}
+
 /**
  * Watches a contender's own key from its creation on, and aborts `signal` (KEY_DELETED) when the
- * key is deleted or re-created (a different create revision). Compaction is handled by
- * re-reading the key. Used while queued and while holding.
+ * key is deleted or re-created (a different create revision), or with `leased` (KEY_REPLACED)
+ * when it is put on another lease. Compaction is handled by re-reading the key. Used while queued
+ * and while holding, and by a registration.
  */
 export class KeyGuard {
   readonly #controller = new AbortController();
   readonly #stop = new AbortController();
   readonly #done: Promise<void>;
   readonly signal: AbortSignal = this.#controller.signal;
+  readonly #options: KeyGuardOptions;
 
   constructor(
     readonly ctx: QueueContext,
     readonly entry: Entry,
+    options: KeyGuardOptions = {},
   ) {
+    this.#options = options;
     // A client closed without a release: the key can no longer be watched, so ownership can no
     // longer be confirmed. The holder must stop at once, and so must this loop (it once retried
     // for ever on a closed client and kept a test process alive for 15 minutes).
@@ -39,16 +55,23 @@ export class KeyGuard {
 
   async #run(): Promise<void> {
     const { client } = this.ctx;
-    const { key, token } = this.entry;
+    const { key, token, leaseId } = this.entry;
+    const leased = this.#options.leased === true;
     const stop = this.#stop.signal;
-    let from = token + 1n;
+    let from = this.#options.fromRevision ?? token + 1n;
     while (!stop.aborted) {
-      const w = client.watch(key, { startRevision: from, noPut: true, signal: stop });
+      const w = client.watch(key, { startRevision: from, noPut: !leased, signal: stop });
       try {
         for await (const b of w) {
-          if (b.events.some((e) => e.type === 'delete')) {
-            this.#lose('deleted');
-            return;
+          for (const e of b.events) {
+            if (e.type === 'delete') {
+              this.#lose('deleted');
+              return;
+            }
+            if (leased && e.kv.lease !== leaseId) {
+              this.#replaced(e.kv.lease);
+              return;
+            }
           }
         }
         if (stop.aborted) return;
@@ -66,11 +89,24 @@ export class KeyGuard {
           this.#lose(kv === undefined ? 'deleted' : 're-created');
           return;
         }
+        if (leased && kv !== undefined && kv.lease !== leaseId) {
+          this.#replaced(kv.lease);
+          return;
+        }
         from = r.header.revision + 1n;
       } catch {
         await sleep(watchRetryPauseMs, stop).catch(() => {});
       }
     }
+  }
+
+  #replaced(lease: bigint): void {
+    const { key, token } = this.entry;
+    const why = `put on lease ${lease.toString(16)}`;
+    this.#lose(
+      why,
+      new RecipeError('KEY_REPLACED', `${key} (token ${token}) was ${why}: ownership lost`),
+    );
   }
 
   /** `reason` replaces the KEY_DELETED error when the key's fate is unknown (client closed). */

@@ -222,6 +222,18 @@ export function fencedDelete(
 }
 
 /**
+ * Delete the own key only if it is still this entry and still on its lease (registry.ts: a key
+ * overwritten by another session keeps its create revision). True if this call's Txn deleted it.
+ */
+export function leasedFencedDelete(
+  ctx: QueueContext,
+  entry: Entry,
+  options: CallOptions,
+): Promise<boolean> {
+  return fencedCommit(ctx, q.leasedFencedDelete(entry.queued), options);
+}
+
+/**
  * Put `value` on the own key (keeping its lease) only if it is still this entry. True if this
  * call's Txn wrote it; false if the key is gone or is another entry's.
  */

@@ -22,7 +22,7 @@ import { SessionExpiredError } from './errors.js';
 import { RecipeError } from './recipe-errors.js';
 import { KeyGuard } from './recipe-guard.js';
 import { endTimeoutMsDefault } from './recipe-holder.js';
-import { fencedDelete, idempotent, type Entry, type QueueContext } from './recipe-queue.js';
+import { idempotent, leasedFencedDelete, type Entry, type QueueContext } from './recipe-queue.js';
 import { linkAbort } from './recipe-signal.js';
 import { encodeEndpoint, instanceKey, servicePrefix, type JsonValue } from './registry-format.js';
 import { RegistryWatcher, type RegistryWatchOptions } from './registry-watch.js';
@@ -119,8 +119,9 @@ export class Registration implements AsyncDisposable {
   readonly revision: bigint;
   /**
    * Aborts when the registration is over: the session expired (SessionExpiredError), the key was
-   * deleted or re-created by someone else (RecipeError KEY_DELETED), the client closed
-   * (ClientClosedError), or unregister() (RecipeError UNREGISTERED).
+   * deleted or re-created by someone else (RecipeError KEY_DELETED), the key was put on another
+   * lease — the same id registered by another session, which wins (RecipeError KEY_REPLACED) —
+   * the client closed (ClientClosedError), or unregister() (RecipeError UNREGISTERED).
    */
   readonly signal: AbortSignal;
   readonly #ctx: QueueContext;
@@ -150,7 +151,9 @@ export class Registration implements AsyncDisposable {
     this.#lost = new Promise((resolve) =>
       this.signal.addEventListener('abort', () => resolve(this.signal.reason), { once: true }),
     );
-    this.#guard = new KeyGuard(ctx, entry);
+    // Watch puts too, from just after our own write: a later put of the same id on another lease
+    // keeps the create revision, so only the lease tells that the key is no longer ours.
+    this.#guard = new KeyGuard(ctx, entry, { leased: true, fromRevision: revision + 1n });
     linkAbort(this.#guard.signal, this.#controller);
     void ctx.session.closed().then((t) => {
       this.#controller.abort(
@@ -170,8 +173,9 @@ export class Registration implements AsyncDisposable {
   }
 
   /**
-   * Delete the key now (fenced: only this registration's key, never a newer one of the same id).
-   * True if this call deleted it, false if it was already gone. Idempotent.
+   * Delete the key now, fenced on its create revision and its lease: never a newer registration
+   * of the same id, nor the same key overwritten by another session's register(). True if this
+   * call deleted it, false if it was already gone or another lease's. Idempotent.
    */
   unregister(options: CallOptions = {}): Promise<boolean> {
     this.#ending ??= this.#unregister(options);
@@ -181,7 +185,7 @@ export class Registration implements AsyncDisposable {
   async #unregister(options: CallOptions): Promise<boolean> {
     this.#controller.abort(new RecipeError('UNREGISTERED', `${this.key}: unregistered`));
     await this.#guard.close();
-    return fencedDelete(this.#ctx, this.#entry, [], {
+    return leasedFencedDelete(this.#ctx, this.#entry, {
       ...options,
       timeoutMs: options.timeoutMs ?? endTimeoutMsDefault,
     });

@@ -88,6 +88,19 @@ class Follower {
   }
 }
 
+/** `p`, or a failure naming `what` after `ms` (a hang, not a speed verdict). */
+async function within<T>(ms: number, p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not within ${ms} ms: ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function describe(v: RegistryView | undefined): string {
   if (v === undefined) return 'none';
   return `${v.source}@${v.revision} [${[...v.instances.keys()].join(', ')}]`;
@@ -201,6 +214,37 @@ export function registryContract(kind: BackendKind): void {
       );
     } finally {
       await session.close();
+    }
+  });
+
+  test(`${kind}: same id, two leases: later put wins, earlier unregister is a no-op`, async () => {
+    const service = 'same-id/svc';
+    const s1 = await client.session({ ttlSeconds: 30 });
+    const s2 = await client.session({ ttlSeconds: 30 });
+    const owner = async (key: string): Promise<bigint | undefined> =>
+      (await registry.list(service)).instances.get(key)?.leaseId;
+    try {
+      // Unregistering at once, before any watch event could have reached the earlier one.
+      const a = await registry.register(service, '10.3.1.1:1', { session: s1, id: 'x' });
+      const b = await registry.register(service, '10.3.1.2:1', { session: s2, id: 'x' });
+      assert.equal(b.key, a.key);
+      assert.equal(await a.unregister(), false, 'deleted nothing');
+      assert.equal(await owner(b.key), s2.leaseId, "the later registration's key is intact");
+      assert.equal(b.signal.aborted, false);
+      // Told: the earlier registration's signal aborts once its key carries another lease.
+      const c = await registry.register(service, '10.3.1.3:1', { session: s1, id: 'x' });
+      assert.equal(await owner(c.key), s1.leaseId);
+      const why = await within(viewTimeoutMs, b.lost(), 'the earlier registration is told');
+      assert.ok(why instanceof RecipeError, String(why));
+      assert.equal(why.code, 'KEY_REPLACED', why.message);
+      assert.equal(await b.unregister(), false);
+      assert.equal(await owner(c.key), s1.leaseId, 'still the later one');
+      assert.equal(c.signal.aborted, false);
+      assert.equal(await c.unregister(), true);
+      assert.equal(await owner(c.key), undefined);
+    } finally {
+      await s1.close();
+      await s2.close();
     }
   });
 

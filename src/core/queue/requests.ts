@@ -136,6 +136,22 @@ export function fencedDelete(
   return fencedTxn(entry, [{ type: 'delete', key: entry.key }, ...extra]);
 }
 
+/**
+ * Delete the own key only if it is still this incarnation and still on this entry's lease: the
+ * registry's unregister, whose key another session may overwrite in place (a put keeps the
+ * create revision, so the create revision alone cannot tell the two registrations apart).
+ */
+export function leasedFencedDelete(entry: QueueEntry): QueueTxn {
+  return {
+    compare: [
+      createRevisionIs(entry.key, entry.token),
+      { key: entry.key, target: 'lease', operator: '=', operand: entry.lease },
+    ],
+    success: [{ type: 'delete', key: entry.key }],
+    failure: [],
+  };
+}
+
 /** Put `value` on the own key with `lease` only if it is still this incarnation (Proclaim). */
 export function fencedPut(
   entry: Pick<QueueEntry, 'key' | 'token'>,
