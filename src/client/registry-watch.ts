@@ -72,8 +72,13 @@ export class RegistryWatcher implements AsyncIterable<RegistryView>, AsyncDispos
     this.service = service;
     this.#client = client;
     this.#onSkipped = options.onSkipped;
-    if (options.signal !== undefined) linkAbort(options.signal, this.#stop);
-    this.#done = this.#run().finally(() => this.#views.end());
+    // Unlinked when the watcher ends, so a long-lived caller signal does not keep our listener.
+    const unlink =
+      options.signal === undefined ? () => undefined : linkAbort(options.signal, this.#stop);
+    this.#done = this.#run().finally(() => {
+      unlink();
+      this.#views.end();
+    });
   }
 
   /** The latest view (undefined before the first read). */

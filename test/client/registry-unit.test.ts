@@ -3,13 +3,16 @@
 // same way, and values Go cannot decode are refused with a reason; plus the set difference the
 // watcher reports.
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import {
+  RegistryWatcher,
   decodeEndpoint,
   encodeEndpoint,
   instanceKey,
   servicePrefix,
+  type Client,
   type Instance,
   type JsonValue,
 } from '../../src/client/index.js';
@@ -134,4 +137,18 @@ test('diffSets applied to `before` gives `after` (property)', () => {
       assert.deepEqual(m, after);
     }),
   );
+});
+
+test("RegistryWatcher: close() takes its listener off the caller's signal", async () => {
+  // A client whose reads wait for their signal: the watcher only reads, until it is closed.
+  const pending = (o: { signal?: AbortSignal }): Promise<never> =>
+    new Promise((_, reject) =>
+      o.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+    );
+  const client = { kv: { range: (_k: string, o: { signal?: AbortSignal }) => pending(o) } };
+  const caller = new AbortController();
+  const w = new RegistryWatcher(client as unknown as Client, 'svc', { signal: caller.signal });
+  assert.equal(getEventListeners(caller.signal, 'abort').length, 1);
+  await w.close();
+  assert.equal(getEventListeners(caller.signal, 'abort').length, 0, 'listener left behind');
 });
