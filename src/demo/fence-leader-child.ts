@@ -2,11 +2,21 @@
 // can freeze it (SIGSTOP) and its successor can kill it (SIGKILL). Its election value is
 // {"pid": N}: what the successor's fencePrevious reads to find the process. While leading it
 // appends one line per write to the demo's resource, a log file, every WRITE_INTERVAL_MS, without
-// checking its signal: it stands for an effect that can check neither a token nor a key.
+// checking its signal: it stands for an effect that can check neither a token nor a key. It
+// exits when the demo's IPC channel closes (see below).
 //
 //   node fence-leader-child.js ENDPOINTS NAME LOG_PATH TTL_SECONDS
 import { appendFileSync } from 'node:fs';
 import { LeaderElector, connect } from '../client/index.js';
+
+// The demo spawns us with an IPC channel (spawnLeaderChild): when it closes, the demo is gone
+// (killed, crashed) and nobody will stop us, so exit rather than lead on for ever. A child the
+// demo had frozen with SIGSTOP runs no handler while stopped: it exits once it is continued
+// (SIGCONT; the kernel also sends SIGHUP and SIGCONT to the stopped members of a process group
+// that the death orphaned) or is killed.
+/** Exit status when the demo is gone (as redlock-holder.ts). */
+const exitParentGone = 3;
+process.on('disconnect', () => process.exit(exitParentGone));
 
 const [endpointsArg, name, logPath, ttlArg] = process.argv.slice(2);
 if (endpointsArg === undefined || name === undefined || logPath === undefined) {

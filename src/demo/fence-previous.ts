@@ -126,6 +126,21 @@ function readLog(path: string): LogWrite[] {
     .map((l) => JSON.parse(l) as LogWrite);
 }
 
+/**
+ * Spawn a leader child (fence-leader-child.ts) with an IPC channel besides its output pipes: the
+ * child exits when the channel closes, so it does not outlive a demo that died without stopping
+ * it (SIGKILL, a crash).
+ */
+export function spawnLeaderChild(
+  endpoints: readonly string[],
+  name: string,
+  logPath: string,
+  ttlSeconds: number,
+): ChildProcess {
+  const args = [childPath, endpoints.join(','), name, logPath, `${ttlSeconds}`];
+  return spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+}
+
 /** A leader child: its first JSON line ("leading"), stopped by PID. */
 class LeaderChild {
   readonly pid: number;
@@ -134,11 +149,7 @@ class LeaderChild {
   #output = '';
 
   constructor(endpoints: readonly string[], name: string, logPath: string, ttlSeconds: number) {
-    this.#child = spawn(
-      process.execPath,
-      [childPath, endpoints.join(','), name, logPath, `${ttlSeconds}`],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    this.#child = spawnLeaderChild(endpoints, name, logPath, ttlSeconds);
     if (this.#child.pid === undefined) throw new Error('fence-previous demo: no child pid');
     this.pid = this.#child.pid;
     let partial = '';
