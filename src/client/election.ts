@@ -317,8 +317,12 @@ export class LeaderObserver implements AsyncIterable<LeaderInfo | null>, AsyncDi
   constructor(client: Client, name: string, options: ObserveOptions) {
     this.#client = client;
     this.#name = name;
-    if (options.signal !== undefined) linkAbort(options.signal, this.#stop);
-    this.#done = this.#run().finally(() => this.#states.end());
+    // Unlinked when the observer ends, so a long-lived caller signal keeps no listener.
+    const unlink = options.signal === undefined ? undefined : linkAbort(options.signal, this.#stop);
+    this.#done = this.#run().finally(() => {
+      unlink?.();
+      this.#states.end();
+    });
   }
 
   /** The leader last reported (undefined before the first read). */
