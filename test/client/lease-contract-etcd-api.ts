@@ -21,6 +21,12 @@ export function etcdApiFactory(kind: BackendKind): LeaseBackendFactory {
       return {
         session,
         acquire: (name, options) => new Lock(client, session, name).acquire(options),
+        // The holder is the oldest contender key under `name/` (recipe-keys.ts).
+        holderToken: async (name) => {
+          const r = await client.kv.range(`${name}/`, { prefix: true });
+          const revisions = r.kvs.map((kv) => kv.createRevision).sort((a, b) => (a < b ? -1 : 1));
+          return revisions[0] ?? null;
+        },
         close: async () => {
           await session.close().catch(() => undefined);
           await client.close();

@@ -31,6 +31,8 @@ export interface ContractGrant {
 export interface Contender {
   readonly session: Session;
   acquire(name: string, options?: CallOptions): Promise<ContractGrant>;
+  /** The token of the lock's holder as the backend itself records it; null if free. */
+  holderToken(name: string): Promise<bigint | null>;
   close(): Promise<void>;
 }
 
@@ -133,6 +135,7 @@ export function leaseContract(f: LeaseBackendFactory): void {
       assert.equal(resumed.valid, false, 'session.valid() reports the loss at once');
       const released = await child.waitFor('released');
       assert.equal(released.deleted, false, 'the fenced release does not touch the new holder');
+      assert.equal(await c.holderToken(name), grant.token, 'the backend still names the new one');
       assert.equal(grant.valid(), true);
       await grant.release();
     } finally {

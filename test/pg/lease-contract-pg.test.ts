@@ -25,6 +25,16 @@ leaseContract({
     return {
       session,
       acquire: (name, options) => pg.lock(session, name).acquire(options),
+      // The row's token while its holder's session is unexpired by the database clock.
+      holderToken: async (name) => {
+        const r = await pg.pool.query<{ token: string }>(
+          `SELECT l.token FROM ${table} l JOIN ${table} h ON h.name = 'session/' || l.session_id
+           WHERE l.name = $1 AND h.expires_at > clock_timestamp()`,
+          [`lock/${name}`],
+        );
+        const token = r.rows[0]?.token;
+        return token === undefined ? null : BigInt(token);
+      },
       close: async () => {
         await session.close().catch(() => undefined);
         await pg.close();
