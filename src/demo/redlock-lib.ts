@@ -14,7 +14,7 @@ export interface RedlockLibrary {
 
 // Named limits.
 /**
- * ioredis's bound on one command: a command to a node behind a cut link (link-cut.ts) fails
+ * ioredis's bound on one command: a command to a node behind a cut link (a silent TcpRelay) fails
  * after this, and counts as that node's vote against.
  */
 export const commandTimeoutMs = 400;

@@ -8,7 +8,7 @@
 //   pausedHolder  A (a child process) takes the lock (TTL 1 s) on all five nodes, checks it is
 //                 valid, and is frozen (SIGSTOP) before its write. Its keys expire, B takes the
 //                 lock and writes; A is resumed (SIGCONT) and writes what it had decided: it lands.
-//   clockJump     A reaches nodes 1–3 only (its links to 4–5 are cut: link-cut.ts) and takes the
+//   clockJump     A reaches nodes 1–3 only (its links to 4–5 are cut: a silent TcpRelay) and takes the
 //                 lock there (TTL 8 s). Node 3's wall clock jumps +60 s (wall-clock-shim.ts), so
 //                 its key expires at once. B takes the lock on nodes 3–5: two clients each hold a
 //                 majority, both by Redlock's own validity, and both write.
@@ -18,7 +18,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sleep } from '../launcher/poll.js';
-import { LinkCut } from './link-cut.js';
+import { TcpRelay } from '../launcher/tcp-relay.js';
 import type { HolderConfig, HolderMessage, HostOrder } from './redlock-holder.js';
 import {
   newRedlock,
@@ -208,7 +208,7 @@ async function majorityTwice(ctx: RedlockContext, o: MajorityOptions): Promise<R
   for (let setup = 1; setup <= setupAttemptsMax; setup++) {
     const key = `tenure-demo/redlock/${ctx.run}/${o.name}/${setup}`;
     const resource = new PlainResource();
-    const links = await Promise.all([3, 4].map((i) => LinkCut.open(ports[i] ?? 0)));
+    const links = await Promise.all([3, 4].map((i) => TcpRelay.open(`127.0.0.1:${ports[i] ?? 0}`)));
     const clientsA = [
       ...ports.slice(0, 3).map((p) => redisClient(ctx.lib, p)),
       ...links.map((l) => redisClient(ctx.lib, l.port)),
@@ -216,7 +216,7 @@ async function majorityTwice(ctx: RedlockContext, o: MajorityOptions): Promise<R
     const clientsB = ports.map((p) => redisClient(ctx.lib, p));
     try {
       await connected([...clientsA, ...clientsB]);
-      for (const l of links) l.sever();
+      for (const l of links) l.drop();
       t.event('demo', 'cut client A off from nodes 4 and 5 (a network partition)');
       const redlockA = newRedlock(ctx.lib, clientsA);
       const redlockB = newRedlock(ctx.lib, clientsB);

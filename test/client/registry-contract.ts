@@ -21,7 +21,7 @@ import {
 } from '../../src/client/index.js';
 import { etcdctl, startCluster, type BackendKind, type Cluster } from '../cluster/cluster.js';
 import { LineChild } from '../support/line-child.js';
-import { TcpGate } from '../support/tcp-gate.js';
+import { TcpRelay } from '../../src/launcher/tcp-relay.js';
 import { fixture, goDecodable, goEndpoints } from './registry-fixtures.js';
 
 /** Bound on waiting for a view that must come (a hang, not a speed verdict). */
@@ -369,7 +369,7 @@ export function registryContract(kind: BackendKind): void {
   test(`${kind}: a compaction while the watcher is cut off: it re-reads, the set stays right`, async (t) => {
     const service = 'compact/svc';
     const session = await client.session({ ttlSeconds: 30 });
-    const gate = await TcpGate.open(cluster.endpoints[0] ?? assert.fail());
+    const gate = await TcpRelay.open(cluster.endpoints[0] ?? assert.fail());
     const gated = await connect({ endpoints: [gate.endpoint] });
     const watcher = new Registry(gated).watch(service);
     const f = new Follower(watcher);
@@ -377,7 +377,7 @@ export function registryContract(kind: BackendKind): void {
       const a = await registry.register(service, '10.6.0.1:1', { session });
       const b = await registry.register(service, '10.6.0.2:1', { session });
       await f.until('a and b', (v) => v.instances.has(a.key) && v.instances.has(b.key));
-      gate.cut();
+      gate.reset();
       // While the watcher cannot hear: one leaves, two join, one is rewritten, then the history
       // is compacted to now, so the watch cannot resume where it stopped.
       await a.unregister();
