@@ -6,7 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startCluster, type Cluster } from '../launcher/cluster.js';
 import { LaunchError } from '../launcher/errors.js';
-import { stopPid } from '../launcher/processes.js';
+import { pidExists, stopPid } from '../launcher/processes.js';
 
 export interface LocalMember {
   readonly name: string;
@@ -33,11 +33,7 @@ const stopGraceMsDefault = 10_000;
  * long ago may belong to another program by now, which must never be signalled).
  */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
+  if (!pidExists(pid)) return false;
   try {
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     return cmd.includes('tenure') && cmd.includes('start');

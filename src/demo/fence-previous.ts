@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LeaderElector, RecipeError, connect, type Client } from '../client/index.js';
 import type { Timeline } from './timeline.js';
+import { pidExists } from '../launcher/processes.js';
 
 // Named limits.
 /** Bound on each wait of the demo (a child's first line, a takeover), a hang guard. */
@@ -107,15 +108,6 @@ async function until(what: string, cond: () => boolean, signal?: AbortSignal): P
       throw new Error(`fence-previous demo: not within ${stepTimeoutMs} ms: ${what}`);
     }
     await new Promise((r) => setTimeout(r, pollIntervalMs));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 
@@ -231,7 +223,7 @@ async function fencedRun(o: FencePreviousOptions, client: Client, dir: string): 
       t.event('leader-2', `won; previous leader token ${previous.token}, pid ${pid}: SIGKILL`);
       const killedAtMs = Math.round(t.elapsedMs());
       process.kill(pid, 'SIGKILL');
-      await until(`pid ${pid} gone`, () => !alive(pid), signal);
+      await until(`pid ${pid} gone`, () => !pidExists(pid), signal);
       killed = { pid, signal: 'SIGKILL', killedAtMs, goneAtMs: Math.round(t.elapsedMs()) };
       t.event('leader-2', `pid ${pid} is gone: the previous leader is fenced`);
     },

@@ -14,6 +14,19 @@ export const stopGraceMsDefault = 5_000;
 const exitPollMs = 50;
 
 const live = new Set<ChildProcess>();
+/**
+ * Whether a process with this PID exists: signal 0 probes without signalling. EPERM means it
+ * exists but is not ours to signal.
+ */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
 /** Every PID started, in order (reported in the result so that tests can check they are gone). */
 const startedPids: number[] = [];
 const dirs = new Set<string>();

@@ -9,12 +9,5 @@ export function pidsIn(text: string): number[] {
   return [...new Set(pids)];
 }
 
-/** True while a process with this PID exists (signal 0 probes without signalling). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** True while a process with this PID exists. */
+export { pidExists as alive } from '../../src/launcher/processes.js';
