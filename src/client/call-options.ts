@@ -40,18 +40,21 @@ export class CallScope {
       this.#controller.abort(new ClientClosedError('CLIENT_CLOSED', `${what}: client closed`));
     user?.addEventListener('abort', onUser, { once: true });
     closed.addEventListener('abort', onClosed, { once: true });
-    const timer = setTimeout(
-      () =>
-        this.#controller.abort(
-          new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`),
-        ),
-      timeoutMs,
-    );
     this.#cleanup.push(
       () => user?.removeEventListener('abort', onUser),
       () => closed.removeEventListener('abort', onClosed),
-      () => clearTimeout(timer),
     );
+    // An infinite bound (a wait that only the caller or a close may end) sets no timer.
+    if (Number.isFinite(timeoutMs)) {
+      const timer = setTimeout(
+        () =>
+          this.#controller.abort(
+            new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`),
+          ),
+        timeoutMs,
+      );
+      this.#cleanup.push(() => clearTimeout(timer));
+    }
   }
 
   /** Milliseconds left before the deadline (0 when past). */

@@ -5,8 +5,8 @@
 // only when the statement returned the row AND the session is valid at that moment; a take that
 // succeeded after its caller gave up (abort, timeout, invalid session) is released again, fenced
 // on its token, so no phantom holder is left behind.
-import type { CallOptions } from '../client/call-options.js';
-import { SessionExpiredError, TimeoutError } from '../client/errors.js';
+import { CallScope, type CallOptions } from '../client/call-options.js';
+import { SessionExpiredError } from '../client/errors.js';
 import { RecipeError } from '../client/recipe-errors.js';
 import type { Session } from '../client/session.js';
 import { withCall } from './call.js';
@@ -78,31 +78,32 @@ export async function releaseRow(
   });
 }
 
+/**
+ * The whole take's cancellation: the caller's signal and timeoutMs (none: wait until granted),
+ * the backend's close, and the session's expiry.
+ */
 function scopeOf(req: TakeRequest, options: CallOptions): { signal: AbortSignal; done(): void } {
-  const c = new AbortController();
-  const cleanup: Array<() => void> = [];
-  const link = (s: AbortSignal | undefined): void => {
-    if (s === undefined) return;
-    if (s.aborted) return c.abort(s.reason);
-    const on = (): void => c.abort(s.reason);
-    s.addEventListener('abort', on, { once: true });
-    cleanup.push(() => s.removeEventListener('abort', on));
-  };
-  link(options.signal);
-  link(req.closing);
-  if (options.timeoutMs !== undefined) {
-    const ms = options.timeoutMs;
-    const t = setTimeout(
-      () => c.abort(new TimeoutError('TIMEOUT', `${req.row}: not taken within ${ms} ms`)),
-      ms,
-    );
-    cleanup.push(() => clearTimeout(t));
-  }
+  const expired = new AbortController();
   const onExpired = (): void =>
-    c.abort(new SessionExpiredError('SESSION_EXPIRED', `${req.row}: the session expired`));
+    expired.abort(new SessionExpiredError('SESSION_EXPIRED', `${req.row}: the session expired`));
   req.session.on('expired', onExpired);
-  cleanup.push(() => req.session.off('expired', onExpired));
-  return { signal: c.signal, done: () => cleanup.forEach((f) => f()) };
+  const signal =
+    options.signal === undefined
+      ? expired.signal
+      : AbortSignal.any([options.signal, expired.signal]);
+  const scope = new CallScope(
+    { ...options, signal },
+    Number.POSITIVE_INFINITY,
+    req.closing,
+    req.row,
+  );
+  return {
+    signal: scope.signal,
+    done: () => {
+      req.session.off('expired', onExpired);
+      scope.dispose();
+    },
+  };
 }
 
 /** Take the row, waiting while it is held (unless `once`); undefined only when `once`. */
