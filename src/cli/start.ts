@@ -45,6 +45,10 @@ export function registerStart(program: Command): void {
       'largest client request accepted',
       String(DEFAULT_MAX_REQUEST_BYTES),
     )
+    .option('--cert-file <path>', 'PEM certificate served on https:// client URLs')
+    .option('--key-file <path>', 'PEM private key of --cert-file')
+    .option('--trusted-ca-file <path>', 'CA bundle; clients must present a certificate it signed')
+    .option('--client-cert-auth', 'refuse clients without a certificate from --trusted-ca-file')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(async (flags: StartFlags) => {
       let opts;

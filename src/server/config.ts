@@ -6,6 +6,7 @@ import type { InitialMember, NodeConfig } from './node.js';
 import { NODE_DEFAULTS } from './node.js';
 import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import type { Mutants } from '../core/base/mutants.js';
+import type { ClientTlsFiles } from './api/client-tls.js';
 
 /** The node's own settings (NodeConfig), plus what only the command line and the API need. */
 export interface StartOptions extends Pick<
@@ -25,6 +26,8 @@ export interface StartOptions extends Pick<
   readonly initialAdvertisePeerUrls: readonly string[];
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** TLS for the https:// client URLs (`--cert-file`, `--key-file`, `--trusted-ca-file`). */
+  readonly clientTls?: ClientTlsFiles;
   /** Planted bugs, from the environment only (planted-bugs.ts). */
   readonly mutants?: Mutants;
 }
@@ -45,6 +48,10 @@ export interface StartFlags {
   readonly snapshotCount?: string;
   readonly maxRequestBytes?: string;
   readonly logLevel?: string;
+  readonly certFile?: string;
+  readonly keyFile?: string;
+  readonly trustedCaFile?: string;
+  readonly clientCertAuth?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -56,7 +63,7 @@ export { NODE_DEFAULTS };
 
 export const DEFAULT_MAX_REQUEST_BYTES = DEFAULT_ETCD_LIMITS.requestBytesMax;
 
-function urlList(flag: string, value: string): string[] {
+function urlList(flag: string, value: string, schemes: readonly string[] = ['http:']): string[] {
   const urls = value
     .split(',')
     .map((s) => s.trim())
@@ -69,8 +76,12 @@ function urlList(flag: string, value: string): string[] {
     } catch {
       throw new ConfigError(`${flag}: '${u}' is not a URL (expected http://host:port)`);
     }
-    if (parsed.protocol !== 'http:')
-      throw new ConfigError(`${flag}: '${u}' must use http:// (TLS is not supported yet)`);
+    if (!schemes.includes(parsed.protocol))
+      throw new ConfigError(
+        schemes.includes('https:')
+          ? `${flag}: '${u}' must use http:// or https://`
+          : `${flag}: '${u}' must use http:// (TLS between peers is not supported yet)`,
+      );
     if (parsed.port === '') throw new ConfigError(`${flag}: '${u}' needs an explicit port`);
   }
   return urls;
@@ -112,11 +123,14 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
   const listenClientUrls = urlList(
     '--listen-client-urls',
     f.listenClientUrls ?? 'http://127.0.0.1:2379',
+    CLIENT_SCHEMES,
   );
   const advertiseClientUrls = urlList(
     '--advertise-client-urls',
     f.advertiseClientUrls ?? listenClientUrls.join(','),
+    CLIENT_SCHEMES,
   );
+  const clientTls = resolveClientTls(f, listenClientUrls);
   const initialCluster = parseInitialCluster(
     f.initialCluster ?? `${name}=${initialAdvertisePeerUrls.join(`,${name}=`)}`,
   );
@@ -160,5 +174,32 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
       DEFAULT_MAX_REQUEST_BYTES,
     ),
     logLevel: level,
+    ...(clientTls === undefined ? {} : { clientTls }),
+  };
+}
+
+const CLIENT_SCHEMES = ['http:', 'https:'];
+
+/** etcd 3.4 refuses https:// without a certificate, and a CA or client auth without https://. */
+function resolveClientTls(f: StartFlags, urls: readonly string[]): ClientTlsFiles | undefined {
+  const secure = urls.some((u) => u.startsWith('https:'));
+  const any =
+    f.certFile !== undefined ||
+    f.keyFile !== undefined ||
+    f.trustedCaFile !== undefined ||
+    f.clientCertAuth === true;
+  if (!secure) {
+    if (any) throw new ConfigError('--cert-file and friends need an https:// --listen-client-urls');
+    return undefined;
+  }
+  if (f.certFile === undefined || f.keyFile === undefined)
+    throw new ConfigError('an https:// --listen-client-urls needs --cert-file and --key-file');
+  if (f.clientCertAuth === true && f.trustedCaFile === undefined)
+    throw new ConfigError('--client-cert-auth needs --trusted-ca-file');
+  return {
+    certFile: f.certFile,
+    keyFile: f.keyFile,
+    ...(f.trustedCaFile === undefined ? {} : { trustedCaFile: f.trustedCaFile }),
+    clientCertAuth: f.clientCertAuth === true || f.trustedCaFile !== undefined,
   };
 }

@@ -33,6 +33,7 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
     api = await startClientApi({
       backend: node.member,
       urls: opts.listenClientUrls,
+      ...(opts.clientTls === undefined ? {} : { tls: opts.clientTls }),
       log,
       // The client API's planted bugs (watchResumeLate, the Lock service's) live there.
       config: {

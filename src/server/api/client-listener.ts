@@ -4,6 +4,7 @@
 // the gateway. The bytes read to decide are put back (`unshift`) before the hand-over.
 import * as http from 'node:http';
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { AuthorityFixStream, SERVER_PREFACE_SETTINGS, sniffH2 } from './h2-authority.js';
 import type { ClientApiConfig } from './api-config.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
@@ -12,6 +13,8 @@ import { CallTracker } from './call-scope.js';
 import { createGateway } from './gateway.js';
 import { createGrpcServer } from './grpc-server.js';
 import { clientApiHandlers } from './handler-table.js';
+import type { ClientTlsFiles } from './client-tls.js';
+import { clientTlsServerOptions, TlsConfigError } from './client-tls.js';
 import type { Logger } from './log.js';
 import { silentLogger } from './log.js';
 
@@ -25,8 +28,10 @@ const H2_OPENING_BYTES_MAX = 1024 * 1024;
 
 export interface ClientApiOptions {
   readonly backend: KvBackend;
-  /** `http://host:port` each; port 0 binds an ephemeral port (see `ports`). */
+  /** `http://host:port` or `https://host:port` each; port 0 binds an ephemeral port (`ports`). */
   readonly urls: readonly string[];
+  /** Certificates for the https:// URLs (client-tls.ts). */
+  readonly tls?: ClientTlsFiles;
   readonly log?: Logger;
   readonly config?: Partial<ClientApiConfig>;
 }
@@ -41,15 +46,17 @@ export interface ClientApi {
 interface ListenAddress {
   readonly host: string;
   readonly port: number;
+  readonly secure: boolean;
 }
 
-/** Parse a client URL; only plain http is served (TLS is not implemented yet). */
+/** Parse a client URL: http:// is served plain, https:// behind TLS. */
 export function parseClientUrl(url: string): ListenAddress {
   const u = new URL(url);
-  if (u.protocol !== 'http:') throw new Error(`tenure: client URL ${url}: only http:// is served`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new Error(`tenure: client URL ${url}: only http:// and https:// are served`);
   const host = u.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1';
   const port = u.port === '' ? 2379 : Number(u.port);
-  return { host, port };
+  return { host, port, secure: u.protocol === 'https:' };
 }
 
 type Protocol = 'http2' | 'http1' | 'undecided';
@@ -143,10 +150,14 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
 
   const listeners: net.Server[] = [];
   const ports: number[] = [];
+  const addresses = opts.urls.map(parseClientUrl);
+  if (addresses.some((a) => a.secure) && opts.tls === undefined)
+    throw new TlsConfigError('an https:// client URL needs --cert-file and --key-file');
+  const tlsOptions = opts.tls === undefined ? undefined : clientTlsServerOptions(opts.tls);
   try {
-    for (const url of opts.urls) {
-      const { host, port } = parseClientUrl(url);
-      const server = net.createServer(route);
+    for (const [i, url] of opts.urls.entries()) {
+      const { host, port, secure } = addresses[i] as ListenAddress;
+      const server = secure ? secureServer(tlsOptions as tls.TlsOptions) : net.createServer(route);
       listeners.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -157,13 +168,25 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       });
       const address = server.address();
       ports.push(typeof address === 'object' && address !== null ? address.port : port);
-      server.on('error', (err) => log.error({ err, url }, 'client API: listener error'));
+      server.on('error', (err: Error) => log.error({ err, url }, 'client API: listener error'));
       log.info({ url, port: ports[ports.length - 1] }, 'client API listening');
     }
   } catch (e) {
     for (const s of listeners) s.close();
     grpcServer.destroy();
     throw e;
+  }
+
+  function secureServer(options: tls.TlsOptions): tls.Server {
+    // The decrypted stream is routed exactly as a plain socket: ALPN is offered for clients
+    // that insist on it (grpc-go does), but the first bytes still decide.
+    const server = tls.createServer(
+      { ...options, handshakeTimeout: FIRST_BYTES_TIMEOUT_MS },
+      (socket) => route(socket),
+    );
+    // A client with no certificate, a foreign CA or plain text on a TLS port: refused, logged.
+    server.on('tlsClientError', (err) => log.info({ err }, 'client API: TLS handshake refused'));
+    return server;
   }
 
   let closing: Promise<void> | undefined;
