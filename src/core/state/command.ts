@@ -6,6 +6,8 @@
 //
 // Time enters only here: a command that sets a lease deadline carries the leader's monotonic
 // clock reading `nowMs`, so every replica records the same deadline.
+import type { AuthOp } from './auth-ops.js';
+import type { AuthAs } from './auth-store.js';
 import type {
   CompactionRequest,
   DeleteRangeRequest,
@@ -16,11 +18,13 @@ import type {
 import { decodePut, encodePut, PUT_FORMAT } from './put-codec.js';
 import { decodeTagged, encodeTagged } from './tagged-json.js';
 
+// `as`: who a client's request runs as, stamped by the API layer while auth is enabled and
+// checked at apply (etcd's RequestHeader username and auth_revision).
 export type Command =
-  | { readonly type: 'put'; readonly request: PutRequest }
-  | { readonly type: 'deleteRange'; readonly request: DeleteRangeRequest }
-  | { readonly type: 'txn'; readonly request: TxnRequest }
-  | { readonly type: 'compact'; readonly request: CompactionRequest }
+  | { readonly type: 'put'; readonly request: PutRequest; readonly as?: AuthAs }
+  | { readonly type: 'deleteRange'; readonly request: DeleteRangeRequest; readonly as?: AuthAs }
+  | { readonly type: 'txn'; readonly request: TxnRequest; readonly as?: AuthAs }
+  | { readonly type: 'compact'; readonly request: CompactionRequest; readonly as?: AuthAs }
   /** `id` 0n lets the machine choose one. */
   | {
       readonly type: 'leaseGrant';
@@ -33,7 +37,12 @@ export type Command =
    * `ifExpiredAtMs` is that clock reading, and the revoke is skipped if a renewal applied
    * before it moved the deadline past it.
    */
-  | { readonly type: 'leaseRevoke'; readonly id: LeaseId; readonly ifExpiredAtMs?: number }
+  | {
+      readonly type: 'leaseRevoke';
+      readonly id: LeaseId;
+      readonly ifExpiredAtMs?: number;
+      readonly as?: AuthAs;
+    }
   | { readonly type: 'leaseKeepAlive'; readonly id: LeaseId; readonly nowMs: number }
   /** The leader's periodic record of remaining TTLs, used by the next leader's refresh. */
   | {
@@ -44,7 +53,20 @@ export type Command =
       }[];
     }
   /** A new leader's first act: every lease's deadline becomes now + extra + its TTL. */
-  | { readonly type: 'leaseRefreshAll'; readonly nowMs: number; readonly extraMs: number };
+  | { readonly type: 'leaseRefreshAll'; readonly nowMs: number; readonly extraMs: number }
+  /** An Auth service request (auth-ops.ts). */
+  | { readonly type: 'auth'; readonly op: AuthOp; readonly as?: AuthAs }
+  /**
+   * etcd's InternalAuthenticateRequest: the password was checked by the member that took the
+   * call, at auth revision `checkedRevision`; every member registers `tokenPrefix.<index>`. The
+   * password itself never enters the log.
+   */
+  | {
+      readonly type: 'authenticate';
+      readonly name: string;
+      readonly tokenPrefix: string;
+      readonly checkedRevision: number;
+    };
 
 export type CommandType = Command['type'];
 
@@ -58,10 +80,13 @@ const COMMAND_TYPES: readonly string[] = [
   'leaseKeepAlive',
   'leaseCheckpoint',
   'leaseRefreshAll',
+  'auth',
+  'authenticate',
 ] satisfies CommandType[];
 
 export function encodeCommand(c: Command): Uint8Array {
-  return c.type === 'put' ? encodePut(c.request) : encodeTagged(c);
+  // The binary form has no room for `as`; a put made while auth is on goes as tagged JSON.
+  return c.type === 'put' && c.as === undefined ? encodePut(c.request) : encodeTagged(c);
 }
 
 /**

@@ -11,6 +11,8 @@ export type GrpcCode =
   | 'ResourceExhausted'
   | 'Unavailable'
   | 'DeadlineExceeded'
+  | 'PermissionDenied'
+  | 'Unauthenticated'
   | 'Unknown';
 
 export interface EtcdError {
@@ -86,6 +88,57 @@ export const ERR_SESSION_EXPIRED = err('Unknown', 'mutex: session is expired');
 export const ERR_UNLOCK_KEY_NEWER = err(
   'Unavailable',
   'mutex: lock key was created after this unlock arrived; nothing deleted, retry',
+);
+
+// Auth errors (etcd 3.4's rpctypes/error.go ErrGRPC*, codes as etcd maps them in v3rpc/util.go).
+export const ERR_ROOT_USER_NOT_EXIST = err(
+  'FailedPrecondition',
+  'etcdserver: root user does not exist',
+);
+export const ERR_ROOT_ROLE_NOT_EXIST = err(
+  'FailedPrecondition',
+  'etcdserver: root user does not have root role',
+);
+export const ERR_USER_ALREADY_EXIST = err(
+  'FailedPrecondition',
+  'etcdserver: user name already exists',
+);
+export const ERR_USER_EMPTY = err('InvalidArgument', 'etcdserver: user name is empty');
+export const ERR_USER_NOT_FOUND = err('FailedPrecondition', 'etcdserver: user name not found');
+export const ERR_ROLE_ALREADY_EXIST = err(
+  'FailedPrecondition',
+  'etcdserver: role name already exists',
+);
+export const ERR_ROLE_NOT_FOUND = err('FailedPrecondition', 'etcdserver: role name not found');
+export const ERR_ROLE_EMPTY = err('InvalidArgument', 'etcdserver: role name is empty');
+export const ERR_AUTH_FAILED = err(
+  'InvalidArgument',
+  'etcdserver: authentication failed, invalid user ID or password',
+);
+export const ERR_PERMISSION_NOT_GIVEN = err('InvalidArgument', 'etcdserver: permission not given');
+export const ERR_PERMISSION_DENIED = err('PermissionDenied', 'etcdserver: permission denied');
+export const ERR_ROLE_NOT_GRANTED = err(
+  'FailedPrecondition',
+  'etcdserver: role is not granted to the user',
+);
+export const ERR_PERMISSION_NOT_GRANTED = err(
+  'FailedPrecondition',
+  'etcdserver: permission is not granted to the role',
+);
+export const ERR_AUTH_NOT_ENABLED = err(
+  'FailedPrecondition',
+  'etcdserver: authentication is not enabled',
+);
+export const ERR_INVALID_AUTH_TOKEN = err('Unauthenticated', 'etcdserver: invalid auth token');
+export const ERR_INVALID_AUTH_MGMT = err('InvalidArgument', 'etcdserver: invalid auth management');
+export const ERR_AUTH_OLD_REVISION = err(
+  'InvalidArgument',
+  'etcdserver: revision of auth store is old',
+);
+/** etcd leaves this one unmapped (auth/store.go ErrNoPasswordUser), so it arrives as Unknown. */
+export const ERR_NO_PASSWORD_USER = err(
+  'Unknown',
+  'auth: authentication failed, password was given for no password user',
 );
 
 /** Watch cancel reasons (sent in a WatchResponse, not as a gRPC status). */

@@ -7,10 +7,22 @@ import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert, unreachable } from '../base/assert.js';
 import { FNV_OFFSET, fnvNumber } from '../base/hash.js';
 import type { LogIndex, Revision } from '../base/units.js';
+import {
+  checkDeleteRange,
+  checkLeaseKeys,
+  checkPut,
+  checkTxn,
+  type LeaseKeys,
+} from './auth-check.js';
+import type { AuthOp } from './auth-ops.js';
+import { AuthStore, type AuthAnswer, type AuthAs, type TokenEffect } from './auth-store.js';
+import { TokenTable } from './auth-tokens.js';
 import type { Command } from './command.js';
 import { decodeCommand } from './command.js';
 import type { EtcdError } from './etcd-errors.js';
 import {
+  ERR_AUTH_FAILED,
+  ERR_AUTH_NOT_ENABLED,
   ERR_COMPACTED,
   ERR_FUTURE_REV,
   ERR_LEASE_EXIST,
@@ -80,6 +92,12 @@ export type EtcdResult =
   | { readonly type: 'leaseKeepAlive'; readonly response: LeaseKeepAliveResponse }
   | { readonly type: 'leaseCheckpoint'; readonly response: { readonly header: ResponseHeader } }
   | { readonly type: 'leaseRefreshAll'; readonly response: { readonly header: ResponseHeader } }
+  | { readonly type: 'auth'; readonly response: AuthAnswer & { readonly header: ResponseHeader } }
+  /** `token` null: the auth revision moved since the password check; check and propose again. */
+  | {
+      readonly type: 'authenticate';
+      readonly response: { readonly header: ResponseHeader; readonly token: string | null };
+    }
   | { readonly type: 'error'; readonly error: EtcdError };
 
 /** An entry that is not a command: only a bug in the proposer can write one. */
@@ -93,6 +111,9 @@ const fail = (error: EtcdError): EtcdResult => ({ type: 'error', error });
 export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   private store: MvccStore;
   private leases = new LeaseTable();
+  private authStore = new AuthStore();
+  /** Simple tokens: local to this member, registered by apply (auth-tokens.ts). */
+  readonly tokens = new TokenTable();
   private applied = 0;
   private readonly hubs = new Set<WatchHub>();
 
@@ -122,6 +143,11 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.store.compactRevision;
   }
 
+  /** Users, roles and whether auth is on: read-only for the API layer. */
+  get auth(): AuthStore {
+    return this.authStore;
+  }
+
   /** The index of the last applied entry (etcd's consistent index). */
   get appliedIndex(): number {
     return this.applied;
@@ -140,6 +166,9 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
    * size) is what a write adds against the space quota.
    */
   private execute(index: number, cmd: Command, costBytes: number): EtcdResult {
+    // Permissions before the quota, as etcd chains its appliers (auth, then quota, then backend).
+    const denied = this.authStore.enabled ? this.checkAuth(cmd) : null;
+    if (denied) return fail(denied);
     if (this.overQuota(cmd, costBytes)) return fail(ERR_NO_SPACE);
     switch (cmd.type) {
       case 'put':
@@ -173,9 +202,77 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
       case 'leaseRefreshAll':
         this.leases.refreshAll(cmd.nowMs, cmd.extraMs);
         return { type: 'leaseRefreshAll', response: { header: this.header() } };
+      case 'auth':
+        return this.authOp(cmd.op, cmd.as);
+      case 'authenticate':
+        return this.authenticate(index, cmd.name, cmd.tokenPrefix, cmd.checkedRevision);
       default:
         return unreachable(cmd, 'command');
     }
+  }
+
+  /**
+   * The permission a client's key-space write needs (auth-check.ts). Commands the leader makes
+   * itself (expiry revokes, checkpoints, refreshes, renewals, grants) run as the server, as
+   * etcd's do under its root context.
+   */
+  private checkAuth(cmd: Command): EtcdError | null {
+    const auth = this.authStore;
+    switch (cmd.type) {
+      case 'put':
+        return checkPut(auth, cmd.as, this.leaseKeys, cmd.request);
+      case 'deleteRange':
+        return checkDeleteRange(auth, cmd.as, cmd.request);
+      case 'txn':
+        return checkTxn(auth, cmd.as, this.leaseKeys, cmd.request);
+      case 'compact':
+        // Open in etcd 3.4.23; admin-only from 3.4.42 and 3.5.28.
+        return auth.checkAdmin(cmd.as);
+      case 'leaseRevoke':
+        return cmd.ifExpiredAtMs !== undefined
+          ? null
+          : checkLeaseKeys(auth, cmd.as, this.leaseKeys, cmd.id);
+      default:
+        return null;
+    }
+  }
+
+  private readonly leaseKeys: LeaseKeys = (id) => this.leases.get(id)?.keys ?? [];
+
+  /** A read-only txn's permissions, checked by the API layer before it serves one. */
+  checkTxnReadOnly(req: TxnRequest, as: AuthAs | undefined): EtcdError | null {
+    return this.authStore.enabled ? checkTxn(this.authStore, as, this.leaseKeys, req) : null;
+  }
+
+  private authOp(op: AuthOp, as: AuthAs | undefined): EtcdResult {
+    const { answer, tokens } = this.authStore.apply(op, as);
+    this.applyTokenEffect(tokens);
+    if ('code' in answer) return fail(answer);
+    return { type: 'auth', response: { header: this.header(), ...answer } };
+  }
+
+  private applyTokenEffect(e: TokenEffect): void {
+    if (e.kind === 'dropUser') this.tokens.dropUser(e.user);
+    else if (e.kind === 'dropAll') this.tokens.dropAll();
+  }
+
+  /** etcd auth/store.go Authenticate at apply: the password was checked before proposing. */
+  private authenticate(
+    index: number,
+    name: string,
+    tokenPrefix: string,
+    checkedRevision: number,
+  ): EtcdResult {
+    const auth = this.authStore;
+    if (!auth.enabled) return fail(ERR_AUTH_NOT_ENABLED);
+    const user = auth.user(name);
+    if (user === undefined || user.passwordHash === null) return fail(ERR_AUTH_FAILED);
+    const header = this.header();
+    if (auth.revision !== checkedRevision)
+      return { type: 'authenticate', response: { header, token: null } };
+    const token = `${tokenPrefix}.${index}`;
+    this.tokens.register(token, name);
+    return { type: 'authenticate', response: { header, token } };
   }
 
   // ---- Queries on the applied state ----
@@ -245,6 +342,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
       appliedIndex: this.applied,
       mvcc: this.store.toData(),
       leases: this.leases.toData(),
+      ...(this.authStore.isPristine ? {} : { auth: this.authStore.toData() }),
     });
   }
 
@@ -252,12 +350,14 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     const s = decodeSnapshotData(data);
     this.store = MvccStore.fromData(s.mvcc, this.mutants);
     this.leases = LeaseTable.fromData(s.leases);
+    this.authStore = s.auth === undefined ? new AuthStore() : AuthStore.fromData(s.auth);
     this.applied = s.appliedIndex;
     for (const hub of this.hubs) hub.resync();
   }
 
   digest(): number {
-    return this.leases.digest(this.store.digest(fnvNumber(FNV_OFFSET, this.leases.size)));
+    const h = this.leases.digest(this.store.digest(fnvNumber(FNV_OFFSET, this.leases.size)));
+    return this.authStore.isPristine ? h : this.authStore.digest(h);
   }
 
   // ---- Commands ----

@@ -12,10 +12,13 @@
 //       f64 version, i64 lease, bytes value
 //   u32 leases; per lease: i64 id, f64 ttl s, f64 expiry ms, u8 has checkpoint [f64 checkpoint s],
 //       u32 keys; per key: bytes key
+//   then, only when the auth store holds anything: u8 1, bytes auth store (tagged JSON; small)
 import { assert } from '../base/assert.js';
 import { ByteReader, ByteWriter } from '../base/bytes.js';
 import { revision } from '../base/units.js';
+import type { AuthData } from './auth-store.js';
 import { fromByteKey, toByteKey, type ByteKey } from './key-range.js';
+import { decodeTagged, encodeTagged } from './tagged-json.js';
 import type { LeaseData } from './lease-table.js';
 import type { KeyVersion, MvccData } from './mvcc.js';
 
@@ -25,13 +28,15 @@ export interface SnapshotData {
   readonly appliedIndex: number;
   readonly mvcc: MvccData;
   readonly leases: readonly LeaseData[];
+  /** Absent while auth was never used. */
+  readonly auth?: AuthData;
 }
 
 /**
  * The encoded size of `s`, exactly: the writer is sized once, so a snapshot of hundreds of MiB is
  * neither grown by doubling nor copied to trim it.
  */
-function encodedBytes(s: SnapshotData): number {
+function encodedBytes(s: SnapshotData, auth: Uint8Array | null): number {
   let n = 1 + 8 * 3 + 4;
   for (const [key, versions] of s.mvcc.keys) {
     n += 4 + key.length + 4;
@@ -42,11 +47,12 @@ function encodedBytes(s: SnapshotData): number {
     n += 8 * 3 + 1 + (l.checkpointSeconds === null ? 0 : 8) + 4;
     for (const k of l.keys) n += 4 + k.length;
   }
-  return n;
+  return auth === null ? n : n + 1 + 4 + auth.length;
 }
 
 export function encodeSnapshotData(s: SnapshotData): Uint8Array {
-  const w = new ByteWriter(encodedBytes(s));
+  const auth = s.auth === undefined ? null : encodeTagged(s.auth);
+  const w = new ByteWriter(encodedBytes(s, auth));
   w.u8(SNAPSHOT_FORMAT);
   w.f64(s.appliedIndex);
   w.f64(s.mvcc.currentRevision);
@@ -82,6 +88,10 @@ export function encodeSnapshotData(s: SnapshotData): Uint8Array {
     }
     w.u32(l.keys.length);
     for (const k of l.keys) w.bytes(fromByteKey(k));
+  }
+  if (auth !== null) {
+    w.u8(1);
+    w.bytes(auth);
   }
   return w.done();
 }
@@ -128,6 +138,12 @@ export function decodeSnapshotData(data: Uint8Array): SnapshotData {
     for (let j = r.u32(); j > 0; j--) leaseKeys.push(toByteKey(r.bytes()));
     leases.push({ id, ttlSeconds, expiryMs, checkpointSeconds, keys: leaseKeys });
   }
+  let auth: AuthData | undefined;
+  if (r.pos < data.length) {
+    assert(r.u8() === 1, 'etcd: unknown snapshot section');
+    auth = decodeTagged(r.bytes()) as AuthData;
+  }
   assert(r.pos === data.length, 'etcd: trailing bytes after the snapshot');
-  return { appliedIndex, mvcc: { currentRevision, compactRevision, keys }, leases };
+  const mvcc = { currentRevision, compactRevision, keys };
+  return auth === undefined ? { appliedIndex, mvcc, leases } : { appliedIndex, mvcc, leases, auth };
 }

@@ -193,6 +193,11 @@ export class WatchHub {
     return true;
   }
 
+  /** Refuse a create the hub never saw (the API layer's permission check). */
+  deny(reason: string): void {
+    this.refuse(reason);
+  }
+
   private refuse(reason: string): number {
     this.push({ watchId: INVALID_WATCH_ID, created: true, canceled: true, cancelReason: reason });
     return INVALID_WATCH_ID;

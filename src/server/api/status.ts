@@ -6,7 +6,7 @@ import { GrpcStatus } from './grpc-codes.js';
 import type { EtcdError, GrpcCode } from '../../core/state/etcd-errors.js';
 import { isEtcdError } from '../../core/state/etcd-errors.js';
 
-export type StatusCode = GrpcCode | 'Unimplemented' | 'Internal' | 'PermissionDenied';
+export type StatusCode = GrpcCode | 'Unimplemented' | 'Internal';
 
 /** An expected failure at the API edge: an etcd error, or one of the edge's own. */
 export interface ApiStatus {
@@ -27,6 +27,7 @@ const CODES: Readonly<Record<StatusCode, GrpcStatus>> = {
   Unimplemented: GrpcStatus.UNIMPLEMENTED,
   Internal: GrpcStatus.INTERNAL,
   PermissionDenied: GrpcStatus.PERMISSION_DENIED,
+  Unauthenticated: GrpcStatus.UNAUTHENTICATED,
 };
 
 /** A status for a call that exists on the wire but that tenure does not serve. */
