@@ -48,7 +48,13 @@ export function registerStart(program: Command): void {
     .option('--cert-file <path>', 'PEM certificate served on https:// client URLs')
     .option('--key-file <path>', 'PEM private key of --cert-file')
     .option('--trusted-ca-file <path>', 'CA bundle; clients must present a certificate it signed')
-    .option('--client-cert-auth', 'refuse clients without a certificate from --trusted-ca-file')
+    .option(
+      '--client-cert-auth',
+      'refuse clients without a certificate from --trusted-ca-file; with auth on, its CN is the user',
+    )
+    .option('--auth-token <type>', "token type: 'simple' (etcd's default)", 'simple')
+    .option('--auth-token-ttl <seconds>', 'a simple token unused this long expires', '300')
+    .option('--bcrypt-cost <n>', 'bcrypt cost of stored password hashes (4..31)', '10')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .action(async (flags: StartFlags) => {
       let opts;

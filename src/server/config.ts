@@ -28,6 +28,12 @@ export interface StartOptions extends Pick<
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** TLS for the https:// client URLs (`--cert-file`, `--key-file`, `--trusted-ca-file`). */
   readonly clientTls?: ClientTlsFiles;
+  /** `--client-cert-auth`: with auth on, a call without a token runs as its certificate's CN. */
+  readonly clientCertAuth: boolean;
+  /** `--auth-token-ttl`, in seconds (etcd default 300). */
+  readonly authTokenTtlSeconds: number;
+  /** `--bcrypt-cost` (etcd default 10, valid 4..31). */
+  readonly bcryptCost: number;
   /** Planted bugs, from the environment only (planted-bugs.ts). */
   readonly mutants?: Mutants;
 }
@@ -52,6 +58,9 @@ export interface StartFlags {
   readonly keyFile?: string;
   readonly trustedCaFile?: string;
   readonly clientCertAuth?: boolean;
+  readonly authToken?: string;
+  readonly authTokenTtl?: string;
+  readonly bcryptCost?: string;
 }
 
 export class ConfigError extends Error {
@@ -175,7 +184,38 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     ),
     logLevel: level,
     ...(clientTls === undefined ? {} : { clientTls }),
+    clientCertAuth: f.clientCertAuth === true,
+    ...resolveAuthFlags(f),
   };
+}
+
+/** etcd's bcrypt bounds (golang.org/x/crypto/bcrypt MinCost, MaxCost) and default. */
+const BCRYPT_COST_MIN = 4;
+const BCRYPT_COST_MAX = 31;
+const BCRYPT_COST_DEFAULT = 10;
+/** etcd's --auth-token-ttl default, in seconds. */
+const AUTH_TOKEN_TTL_SECONDS_DEFAULT = 300;
+
+function resolveAuthFlags(f: StartFlags): {
+  readonly authTokenTtlSeconds: number;
+  readonly bcryptCost: number;
+} {
+  const token = f.authToken ?? 'simple';
+  if (token !== 'simple')
+    throw new ConfigError(
+      `--auth-token ${token}: only 'simple' tokens are served (JWT is not supported yet)`,
+    );
+  const bcryptCost = positiveInt('--bcrypt-cost', f.bcryptCost, BCRYPT_COST_DEFAULT);
+  if (bcryptCost < BCRYPT_COST_MIN || bcryptCost > BCRYPT_COST_MAX)
+    throw new ConfigError(
+      `--bcrypt-cost ${bcryptCost}: must be between ${BCRYPT_COST_MIN} and ${BCRYPT_COST_MAX}`,
+    );
+  const authTokenTtlSeconds = positiveInt(
+    '--auth-token-ttl',
+    f.authTokenTtl,
+    AUTH_TOKEN_TTL_SECONDS_DEFAULT,
+  );
+  return { authTokenTtlSeconds, bcryptCost };
 }
 
 const CLIENT_SCHEMES = ['http:', 'https:'];

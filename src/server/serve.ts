@@ -38,6 +38,9 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
       // The client API's planted bugs (watchResumeLate, the Lock service's) live there.
       config: {
         requestBytesMax: opts.maxRequestBytes,
+        clientCertAuth: opts.clientCertAuth,
+        authTokenTtlMs: opts.authTokenTtlSeconds * 1000,
+        bcryptCost: opts.bcryptCost,
         ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
       },
     });

@@ -1,6 +1,7 @@
 // The client API's limits and timings, in one place: one typed config, each field with its
 // meaning, unit, default and trade-off.
 import type { Mutants } from '../../core/base/mutants.js';
+import { AUTH_TOKEN_TTL_MS_DEFAULT } from '../../core/state/auth-tokens.js';
 import { DEFAULT_ETCD_LIMITS } from '../../core/state/etcd-limits.js';
 
 export interface ClientApiConfig {
@@ -31,6 +32,18 @@ export interface ClientApiConfig {
    * client that sends faster than the node answers). Default 64.
    */
   readonly streamRequestsQueuedMax: number;
+  /**
+   * `--client-cert-auth`: with auth enabled, a call without a token runs as the CN of its
+   * verified client certificate (etcd's AuthInfoFromTLS). Default false.
+   */
+  readonly clientCertAuth: boolean;
+  /**
+   * `--auth-token-ttl`, in ms: a simple token unused this long is invalid (etcd default 300 s;
+   * every use renews it).
+   */
+  readonly authTokenTtlMs: number;
+  /** `--bcrypt-cost` for hashing passwords (etcd's default and ours: 10; valid 4..31). */
+  readonly bcryptCost: number;
   /** How long `close()` lets calls finish before it cuts connections, in ms. Default 2000. */
   readonly shutdownGraceMs: number;
   /** Planted bugs for the simulator's mutation runs; never set in production. */
@@ -43,5 +56,8 @@ export const DEFAULT_CLIENT_API_CONFIG: ClientApiConfig = Object.freeze({
   watchDrainIntervalMs: 1000,
   watchProgressIntervalMs: 10 * 60 * 1000,
   streamRequestsQueuedMax: 64,
+  clientCertAuth: false,
+  authTokenTtlMs: AUTH_TOKEN_TTL_MS_DEFAULT,
+  bcryptCost: 10,
   shutdownGraceMs: 2000,
 });

@@ -38,6 +38,8 @@ export interface CallStart {
   /** Full method path, for logs. */
   readonly method: string;
   readonly metadata: ReadonlyMap<string, string>;
+  /** The verified client certificate's CN, under `--client-cert-auth` (CallInfo.commonName). */
+  readonly commonName?: string;
   /** Size of the request's protobuf encoding, when known. */
   readonly requestBytes?: number;
   /** Streams are ended when the leader is lost; unary calls are only checked at the start. */
@@ -77,7 +79,11 @@ export class CallTracker {
         : undefined;
     let ended = false;
     return {
-      info: { signal: controller.signal, metadata: start.metadata },
+      info: {
+        signal: controller.signal,
+        metadata: start.metadata,
+        ...(start.commonName === undefined ? {} : { commonName: start.commonName }),
+      },
       cancel: () => controller.abort(ERR_CANCELED),
       abortStatus: () => {
         if (!controller.signal.aborted) return null;

@@ -14,7 +14,12 @@ import { createGateway } from './gateway.js';
 import { createGrpcServer } from './grpc-server.js';
 import { clientApiHandlers } from './handler-table.js';
 import type { ClientTlsFiles } from './client-tls.js';
-import { clientTlsServerOptions, TlsConfigError } from './client-tls.js';
+import {
+  clientTlsServerOptions,
+  TlsConfigError,
+  VERIFIED_CN,
+  verifiedCommonName,
+} from './client-tls.js';
 import type { Logger } from './log.js';
 import { silentLogger } from './log.js';
 
@@ -124,12 +129,12 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
           socket.off('data', onH2);
           socket.pause();
           sniffing.delete(socket);
-          if (sniff.kind === 'pass') {
-            socket.unshift(sniff.replay);
-            grpcServer.handleConnection(socket);
-          } else {
-            grpcServer.handleConnection(new AuthorityFixStream(socket, sniff.replay));
-          }
+          let connection: net.Socket | AuthorityFixStream = socket;
+          if (sniff.kind === 'pass') socket.unshift(sniff.replay);
+          else connection = new AuthorityFixStream(socket, sniff.replay);
+          const cn = socket instanceof tls.TLSSocket ? verifiedCommonName(socket) : undefined;
+          if (cn !== undefined) (connection as { [VERIFIED_CN]?: string })[VERIFIED_CN] = cn;
+          grpcServer.handleConnection(connection);
         };
         socket.on('data', onH2);
         onH2();

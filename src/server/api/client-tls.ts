@@ -45,3 +45,18 @@ export function clientTlsServerOptions(files: ClientTlsFiles): tls.TlsOptions {
     minVersion: 'TLSv1.2',
   };
 }
+
+/**
+ * Where the client listener leaves the verified client certificate's Subject CN on a connection
+ * (the socket, or the stream that wraps it), for the gRPC server to read through the HTTP/2
+ * session's socket proxy: CN-based auth (etcd auth/store.go AuthInfoFromTLS).
+ */
+export const VERIFIED_CN: unique symbol = Symbol('tenure.verifiedClientCommonName');
+
+/** The CN of a verified client certificate; undefined without one (or unverified). */
+export function verifiedCommonName(socket: tls.TLSSocket): string | undefined {
+  if (!socket.authorized) return undefined;
+  const cn = socket.getPeerCertificate().subject?.CN;
+  // A certificate may carry several CNs; etcd takes the first of the leaf.
+  return Array.isArray(cn) ? cn[0] : cn;
+}

@@ -49,6 +49,11 @@ export interface CallInfo {
   readonly signal: AbortSignal;
   /** Request metadata, keys lower-case; the last value wins for repeated keys. */
   readonly metadata: ReadonlyMap<string, string>;
+  /**
+   * The Subject CN of the client's verified TLS certificate, when the server runs with
+   * `--client-cert-auth` (etcd's AuthInfoFromTLS); never set for calls through the gateway.
+   */
+  readonly commonName?: string;
 }
 
 /**

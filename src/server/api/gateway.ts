@@ -61,6 +61,22 @@ const ROUTES: Readonly<Record<string, string>> = {
   'election/resign': 'v3electionpb.Election/Resign',
   'lock/lock': 'v3lockpb.Lock/Lock',
   'lock/unlock': 'v3lockpb.Lock/Unlock',
+  'auth/enable': 'etcdserverpb.Auth/AuthEnable',
+  'auth/disable': 'etcdserverpb.Auth/AuthDisable',
+  'auth/authenticate': 'etcdserverpb.Auth/Authenticate',
+  'auth/user/add': 'etcdserverpb.Auth/UserAdd',
+  'auth/user/get': 'etcdserverpb.Auth/UserGet',
+  'auth/user/list': 'etcdserverpb.Auth/UserList',
+  'auth/user/delete': 'etcdserverpb.Auth/UserDelete',
+  'auth/user/changepw': 'etcdserverpb.Auth/UserChangePassword',
+  'auth/user/grant': 'etcdserverpb.Auth/UserGrantRole',
+  'auth/user/revoke': 'etcdserverpb.Auth/UserRevokeRole',
+  'auth/role/add': 'etcdserverpb.Auth/RoleAdd',
+  'auth/role/get': 'etcdserverpb.Auth/RoleGet',
+  'auth/role/list': 'etcdserverpb.Auth/RoleList',
+  'auth/role/delete': 'etcdserverpb.Auth/RoleDelete',
+  'auth/role/grant': 'etcdserverpb.Auth/RoleGrantPermission',
+  'auth/role/revoke': 'etcdserverpb.Auth/RoleRevokePermission',
 };
 
 /** grpc-gateway's HTTP status for each gRPC code (runtime.HTTPStatusFromCode). */
@@ -218,9 +234,12 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
     });
     const first = decoded[0];
     if (first === undefined) throw new HttpError(400, 'empty request');
+    // grpc-gateway forwards `Authorization: <token>` as metadata (the bare token, no scheme);
+    // a client certificate's CN is never used through the gateway (etcd 3.4 auth/store.go).
+    const authorization = req.headers.authorization;
     const scope = tracker.begin({
       method: route.path,
-      metadata: new Map(),
+      metadata: new Map(authorization === undefined ? [] : [['authorization', authorization]]),
       requestBytes: Math.max(...decoded.map((d) => d.encodedBytes)),
       stream: !handlers.unary.has(route.path),
     });

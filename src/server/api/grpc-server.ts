@@ -21,6 +21,7 @@ import { serveBidi } from './grpc-bidi.js';
 import { Call, OK } from './grpc-call.js';
 import type { CallContext, Decoded } from './grpc-call-context.js';
 import { metadataOf } from './grpc-metadata.js';
+import { VERIFIED_CN } from './client-tls.js';
 import { methodTable } from './grpc-methods.js';
 import { serveSingleRequest } from './grpc-single-request.js';
 import { createH2Sessions } from './h2-sessions.js';
@@ -76,6 +77,10 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     }
     const kind = method.call;
     const metadata = metadataOf(headers);
+    // The verified certificate's CN, left on the connection by the client listener.
+    const commonName = config.clientCertAuth
+      ? (stream.session?.socket as { [VERIFIED_CN]?: string } | undefined)?.[VERIFIED_CN]
+      : undefined;
     const encodingHeader = headers['grpc-encoding'];
     const reader = new MessageReader(
       receiveBytesMax,
@@ -117,6 +122,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
           const s = tracker.begin({
             method: path,
             metadata,
+            ...(commonName === undefined ? {} : { commonName }),
             ...(requestBytes === undefined ? {} : { requestBytes }),
             stream: isStream,
           });

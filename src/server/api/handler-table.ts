@@ -2,6 +2,7 @@
 // transports (gRPC and the JSON gateway) dispatch through one table, so they serve the same code.
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ClientApiConfig } from './api-config.js';
+import { authHandlers } from './auth-service.js';
 import { clusterHandlers } from './cluster-service.js';
 import type {
   ApiService,
@@ -50,6 +51,7 @@ export function clientApiHandlers(backend: KvBackend, config: ClientApiConfig): 
     watchHandlers(backend, config),
     clusterHandlers(backend),
     maintenanceHandlers(backend),
+    authHandlers(backend, config),
     healthHandlers(backend),
     lockHandlers(backend, config.mutants),
     electionHandlers(backend),

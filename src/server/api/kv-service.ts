@@ -2,7 +2,8 @@
 // (`backend.propose`); linearizable reads wait for the read barrier (ReadIndex) and serializable
 // ones read the local machine at once. Txns that write go through the log; read-only ones are
 // served like reads (etcd's isTxnReadonly path), evaluated on the applied state by the code apply
-// would run.
+// would run. While auth is on, reads are checked here (etcd checks Range on its read path) and
+// writes carry the caller to apply, where the checks run (auth-check.ts).
 import { isReadOnlyTxn } from '../../core/state/txn.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
@@ -21,6 +22,7 @@ import {
   toProtoTxnResponse,
 } from './convert.js';
 import { expectResult, expectValue } from './results.js';
+import { callerOf, refuse, stampOf } from './auth-identity.js';
 
 const KV = '/etcdserverpb.KV';
 
@@ -30,18 +32,20 @@ export function kvHandlers(backend: KvBackend): ApiService {
       [`${KV}/Range`]: async (req, call) => {
         const request = fromProtoRangeRequest(req);
         if (!isSerializableRange(req)) await backend.readBarrier(call.signal);
+        const as = await callerOf(backend, call);
+        refuse(backend.machine.auth.checkKeys(as, 'read', request.key, request.rangeEnd));
         return toProtoRangeResponse(backend, expectValue(backend.machine.range(request)));
       },
       [`${KV}/Put`]: async (req, call) => {
-        const r = await backend.propose(
-          { type: 'put', request: fromProtoPutRequest(req) },
-          call.signal,
-        );
+        const request = fromProtoPutRequest(req);
+        const stamp = await stampOf(backend, call);
+        const r = await backend.propose({ type: 'put', request, ...stamp }, call.signal);
         return toProtoPutResponse(backend, expectResult(r, 'put').response);
       },
       [`${KV}/DeleteRange`]: async (req, call) => {
         const request = fromProtoDeleteRangeRequest(req);
-        const r = await backend.propose({ type: 'deleteRange', request }, call.signal);
+        const stamp = await stampOf(backend, call);
+        const r = await backend.propose({ type: 'deleteRange', request, ...stamp }, call.signal);
         return toProtoDeleteRangeResponse(backend, expectResult(r, 'deleteRange').response);
       },
       [`${KV}/Txn`]: async (req, call) => {
@@ -49,15 +53,18 @@ export function kvHandlers(backend: KvBackend): ApiService {
         if (isReadOnlyTxn(request)) {
           // As etcd serves one: on the read path, after the read barrier unless serializable.
           if (!isSerializableTxn(req)) await backend.readBarrier(call.signal);
+          refuse(backend.machine.checkTxnReadOnly(request, await callerOf(backend, call)));
           const r = backend.machine.txnReadOnly(request);
           return toProtoTxnResponse(backend, expectResult(r, 'txn').response);
         }
-        const r = await backend.propose({ type: 'txn', request }, call.signal);
+        const stamp = await stampOf(backend, call);
+        const r = await backend.propose({ type: 'txn', request, ...stamp }, call.signal);
         return toProtoTxnResponse(backend, expectResult(r, 'txn').response);
       },
       [`${KV}/Compact`]: async (req, call) => {
         const request = fromProtoCompactionRequest(req);
-        const r = await backend.propose({ type: 'compact', request }, call.signal);
+        const stamp = await stampOf(backend, call);
+        const r = await backend.propose({ type: 'compact', request, ...stamp }, call.signal);
         return {
           header: toProtoHeader(backend, expectResult(r, 'compact').response.header.revision),
         };

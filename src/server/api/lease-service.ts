@@ -12,6 +12,7 @@ import {
   toProtoHeader,
 } from './convert.js';
 import { expectResult } from './results.js';
+import { stampOf } from './auth-identity.js';
 
 const LEASE = '/etcdserverpb.Lease';
 
@@ -36,7 +37,9 @@ export function leaseHandlers(backend: KvBackend): ApiService {
       },
       [`${LEASE}/LeaseRevoke`]: async (req, call) => {
         const id = bigintField(asMessage(req), 'ID');
-        const r = await backend.propose({ type: 'leaseRevoke', id }, call.signal);
+        // While auth is on, apply checks WRITE on every key attached to the lease.
+        const stamp = await stampOf(backend, call);
+        const r = await backend.propose({ type: 'leaseRevoke', id, ...stamp }, call.signal);
         const header = expectResult(r, 'leaseRevoke').response.header;
         return { header: toProtoHeader(backend, header.revision) };
       },
