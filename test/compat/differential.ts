@@ -25,7 +25,7 @@ export type Recording = Entry[];
 /** etcd's --max-txn-ops default. */
 const txnOpsMax = 128;
 
-class Normaliser {
+export class Normaliser {
   #base: bigint | undefined;
   readonly #leases = new Map<string, string>();
 

@@ -15,6 +15,12 @@ function method(service: string, name: string): protoLoader.MethodDefinition<obj
 
 export type Message = Record<string, unknown>;
 
+function metadataOf(entries: Readonly<Record<string, string>>): grpc.Metadata {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(entries)) md.set(k, v);
+  return md;
+}
+
 /** A unary outcome: the response, or the gRPC status name and details. */
 export type Outcome = { ok: Message } | { error: { code: string; details: string } };
 
@@ -36,6 +42,7 @@ export class EtcdGrpc {
     name: string,
     request: Message,
     deadlineMs: number = callDeadlineMs,
+    metadata: Readonly<Record<string, string>> = {},
   ): Promise<Outcome> {
     const m = method(service, name);
     return new Promise((resolve) => {
@@ -44,7 +51,7 @@ export class EtcdGrpc {
         m.requestSerialize,
         (bytes: Buffer) => m.responseDeserialize(bytes) as Message,
         request,
-        new grpc.Metadata(),
+        metadataOf(metadata),
         { deadline: Date.now() + deadlineMs },
         (err, value) => {
           if (err !== null) {
@@ -59,18 +66,26 @@ export class EtcdGrpc {
     });
   }
 
-  stream(service: string, name: string): BidiStream {
-    return new BidiStream(this.duplex(service, name));
+  stream(
+    service: string,
+    name: string,
+    metadata: Readonly<Record<string, string>> = {},
+  ): BidiStream {
+    return new BidiStream(this.duplex(service, name, metadata));
   }
 
   /** The bare call, for a caller that timestamps each message itself. */
-  duplex(service: string, name: string): grpc.ClientDuplexStream<Message, Message> {
+  duplex(
+    service: string,
+    name: string,
+    metadata: Readonly<Record<string, string>> = {},
+  ): grpc.ClientDuplexStream<Message, Message> {
     const m = method(service, name);
     return this.#client.makeBidiStreamRequest(
       m.path,
       m.requestSerialize,
       (bytes: Buffer) => m.responseDeserialize(bytes) as Message,
-      new grpc.Metadata(),
+      metadataOf(metadata),
     );
   }
 

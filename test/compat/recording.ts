@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import * as prettier from 'prettier';
 import { startCluster, type BackendKind } from '../cluster/cluster.js';
 import { repoRoot } from '../support/paths.js';
+import { AUTH_SCRIPT_TOKEN_TTL_SECONDS, runAuthScript } from './auth-differential.js';
 import { runDifferentialScript, type Recording } from './differential.js';
 
 /** The golden recording from etcd 3.4.23, in the source tree (not the build output). */
@@ -21,16 +22,35 @@ export async function recordAgainst(kind: BackendKind): Promise<Recording> {
   }
 }
 
-export function readGolden(): Recording {
-  if (!existsSync(goldenPath)) {
-    throw new Error(`${goldenPath} is missing; run the etcd differential test with REWRITE=1`);
+/** etcd 3.4.23's answers to the Auth script (auth-differential.ts). */
+export const authGoldenPath = join(repoRoot(), 'test', 'compat', 'etcd-auth-recording.json');
+
+/** The Auth script against member 0 of a fresh 3-member cluster with a short token TTL. */
+export async function recordAuthAgainst(kind: BackendKind): Promise<Recording> {
+  const cluster = await startCluster({
+    kind,
+    size: 3,
+    extraArgs: [`--auth-token-ttl=${AUTH_SCRIPT_TOKEN_TTL_SECONDS}`],
+  });
+  try {
+    const endpoint = cluster.endpoints[0];
+    if (endpoint === undefined) throw new Error('no endpoint');
+    return await runAuthScript(endpoint);
+  } finally {
+    await cluster.stop();
   }
-  return JSON.parse(readFileSync(goldenPath, 'utf8')) as Recording;
 }
 
-/** Write the golden file formatted as the repository's Prettier config would. */
-export async function writeGolden(recording: Recording): Promise<void> {
-  const options = (await prettier.resolveConfig(goldenPath)) ?? {};
+export function readGolden(path = goldenPath): Recording {
+  if (!existsSync(path)) {
+    throw new Error(`${path} is missing; run its etcd differential test with REWRITE=1`);
+  }
+  return JSON.parse(readFileSync(path, 'utf8')) as Recording;
+}
+
+/** Write a golden file formatted as the repository's Prettier config would. */
+export async function writeGolden(recording: Recording, path = goldenPath): Promise<void> {
+  const options = (await prettier.resolveConfig(path)) ?? {};
   const text = await prettier.format(JSON.stringify(recording), { ...options, parser: 'json' });
-  writeFileSync(goldenPath, text);
+  writeFileSync(path, text);
 }
