@@ -1,16 +1,21 @@
 #!/bin/sh
-# Regenerates the TLS fixtures of test/api/client-tls.test.ts (openssl, valid 100 years).
+# Makes the TLS fixtures of the tests (openssl, valid 100 years) that are missing, so that adding
+# one leaves the others (and every test that pins them) as they are; rm *.crt *.key to re-key all.
 # ca: the cluster's CA; server: 127.0.0.1 and localhost; client: CN=root, signed by ca;
-# foreign-ca and foreign-client: a CA the cluster does not trust, and a client it signed.
+# peer: a member's peer certificate (test/server/peer-tls.test.ts), IP SAN 127.0.0.1, served and
+# presented as a client both (etcd uses one peer certificate both ways), signed by ca;
+# foreign-ca, foreign-client and foreign-peer: a CA the cluster does not trust, and what it signed.
 set -eu
 cd "$(dirname "$0")"
 key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key"; }
 ca() {
+  [ -e "$1.crt" ] && [ -e "$1.key" ] && return 0
   key "$1"
   openssl req -x509 -new -key "$1.key" -subj "/CN=$2" -days 36500 -out "$1.crt" \
     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
 }
 leaf() { # name cn ca ext
+  [ -e "$1.crt" ] && [ -e "$1.key" ] && return 0
   key "$1"
   openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr"
   printf '%s\n' "$4" > "$1.ext"
@@ -25,3 +30,9 @@ leaf server 'tenure test server' ca \
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client root ca 'extendedKeyUsage=clientAuth'
 leaf foreign-client root foreign-ca 'extendedKeyUsage=clientAuth'
+leaf peer 'tenure test peer' ca \
+  "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
+leaf foreign-peer 'foreign test peer' foreign-ca \
+  "subjectAltName=IP:127.0.0.1
+extendedKeyUsage=serverAuth,clientAuth"
