@@ -9,10 +9,12 @@
 // then CHUNK frames until that many bytes have come; the receiver decodes the message once all
 // of it is there and closes the connection. A connection that breaks loses the snapshot; the
 // leader sends it again (Raft's snapshot progress re-sends one that is never acknowledged).
+// With peer TLS the connection is dialed as the message connections are (peer-tls.ts).
 import { constants as bufferConstants } from 'node:buffer';
-import { Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { NodeId } from '../core/base/units.js';
 import { frame, frameHead, type PeerAddress } from './peer-frames.js';
+import { dialPeer, type PeerTls } from './peer-tls.js';
 
 /** Bytes of a snapshot per CHUNK frame. */
 export const SNAPSHOT_CHUNK_BYTES = 1024 * 1024;
@@ -34,6 +36,9 @@ export class SnapshotSender {
   constructor(
     private readonly hello: () => Buffer,
     private readonly onEvent: (e: SnapshotEvent) => void,
+    private readonly tls?: PeerTls,
+    /** Told of a TLS handshake that failed (the transport counts them). */
+    private readonly tlsFailed: (peer: NodeId, error: string) => void = () => undefined,
   ) {}
 
   /** Send `message` (an encoded snap message) to `peer`; dropped if one is still going there. */
@@ -47,31 +52,43 @@ export class SnapshotSender {
       this.onEvent({ type: 'snapshotBusy', peer });
       return;
     }
-    const s = new Socket();
+    const { socket: s, tcp, ready } = dialPeer(addr, localAddress, this.tls);
     this.sockets.set(peer, s);
-    s.setNoDelay(true);
     let failed: string | undefined;
+    let secured = this.tls === undefined;
+    let tcpUp = false;
+    let handshakeTimer: NodeJS.Timeout | undefined;
+    const tlsOptions = this.tls;
+    if (tlsOptions !== undefined) {
+      tcp.on('error', () => undefined); // the TLS socket reports it
+      tcp.once('connect', () => {
+        tcpUp = true;
+        handshakeTimer = setTimeout(() => {
+          failed ??= `TLS handshake not done after ${tlsOptions.handshakeTimeoutMs} ms`;
+          s.destroy();
+        }, tlsOptions.handshakeTimeoutMs);
+      });
+    }
     s.on('error', (e) => (failed ??= e.message));
     s.on('close', () => {
+      clearTimeout(handshakeTimer);
       if (this.sockets.get(peer) === s) this.sockets.delete(peer);
-      if (failed !== undefined) this.onEvent({ type: 'snapshotFailed', peer, error: failed });
+      if (failed !== undefined) {
+        if (!secured && tcpUp) this.tlsFailed(peer, failed);
+        this.onEvent({ type: 'snapshotFailed', peer, error: failed });
+      }
     });
-    s.connect(
-      {
-        port: addr.port,
-        host: addr.host,
-        ...(localAddress !== undefined ? { localAddress } : {}),
-      },
-      () => {
-        this.stream(s, message).then(
-          () => this.onEvent({ type: 'snapshotSent', peer, bytes: message.length }),
-          (e: unknown) => {
-            failed ??= e instanceof Error ? e.message : String(e);
-            s.destroy();
-          },
-        );
-      },
-    );
+    s.once(ready, () => {
+      secured = true;
+      clearTimeout(handshakeTimer);
+      this.stream(s, message).then(
+        () => this.onEvent({ type: 'snapshotSent', peer, bytes: message.length }),
+        (e: unknown) => {
+          failed ??= e instanceof Error ? e.message : String(e);
+          s.destroy();
+        },
+      );
+    });
   }
 
   private async stream(s: Socket, message: Uint8Array): Promise<void> {

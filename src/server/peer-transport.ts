@@ -11,7 +11,14 @@
 // dropped, and a connection whose batches the receiver has not acknowledged for that long is reset
 // (RST, so the kernel drops what it still holds instead of retransmitting it after a partition
 // heals). The receiver acknowledges what it has read every PEER_ACK_INTERVAL_MS.
+//
+// With peer TLS (peer-tls.ts) the same protocol runs inside TLS, on the same bounds. A member's
+// peer port speaks TLS or it does not, and all members must agree: the first bytes of every
+// connection tell a TLS handshake from a plain hello, so that a plain member dialing a TLS one,
+// or the reverse, is refused at once and named in the log instead of waiting on bytes that
+// never parse. TLS handshake failures (a foreign CA, a plain peer, a timeout) are counted.
 import { createServer, isIP, Socket, type Server } from 'node:net';
+import * as tls from 'node:tls';
 import type { NodeId } from '../core/base/units.js';
 import type { Message } from '../core/raft/types.js';
 import type { PeerChannel, PeerClockReading, Transport } from '../replica/io.js';
@@ -26,6 +33,7 @@ import {
   type PeerAddress,
 } from './peer-frames.js';
 import { SnapshotReceiver, SnapshotSender, type SnapshotEvent } from './peer-snapshots.js';
+import { dialPeer, isTlsError, opensTlsHandshake, type PeerTls } from './peer-tls.js';
 
 export { PEER_FRAME_BYTES_MAX, type PeerAddress } from './peer-frames.js';
 
@@ -48,6 +56,10 @@ const APP_FRAME = 0xfa;
 const CLOCK_FRAME = 0xfb;
 /** First byte of an acknowledgement (receiver to sender): the count of batches read. */
 const ACK_FRAME = 0xfc;
+/** First byte of a refusal (receiver to sender) with its reason, sent before hanging up. */
+const REFUSED_FRAME = 0xfd;
+/** How long a refusal waits to be flushed to the sender before the socket is destroyed. */
+const REFUSAL_LINGER_MS = 1000;
 
 export interface PeerTransportOptions {
   /**
@@ -73,6 +85,8 @@ export interface PeerTransportOptions {
   readonly onApp?: (from: NodeId, payload: Uint8Array) => void;
   /** Things worth a log line: refused connections, decode errors, reconnects. */
   readonly onEvent?: (e: PeerEvent) => void;
+  /** Serve and dial in TLS (peer-tls.ts); plain TCP without. */
+  readonly tls?: PeerTls;
 }
 
 export type PeerEvent =
@@ -82,6 +96,20 @@ export type PeerEvent =
   | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number }
   /** A connection whose batches went unacknowledged past the bound was reset. */
   | { readonly type: 'stalled'; readonly peer: NodeId; readonly messages: number }
+  /** The peer hung up on us, saying why (a plain dialer at a TLS port is told so). */
+  | { readonly type: 'refusedBy'; readonly peer: NodeId; readonly reason: string }
+  /**
+   * A TLS handshake failed: ours to `peer` (outbound), or a dialer's at `remote` (inbound).
+   * `failures` counts every one since the transport started.
+   */
+  | {
+      readonly type: 'tlsFailed';
+      readonly direction: 'inbound' | 'outbound';
+      readonly peer?: NodeId;
+      readonly remote?: string;
+      readonly error: string;
+      readonly failures: number;
+    }
   | SnapshotEvent
   | { readonly type: 'snapshotReceived'; readonly peer: NodeId; readonly bytes: number };
 
@@ -92,6 +120,11 @@ function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number)
   b[4] = kind;
   b.writeDoubleLE(value, 5);
   return b;
+}
+
+/** A refusal frame: REFUSED_FRAME and the reason in UTF-8. */
+function refusalFrame(reason: string): Buffer {
+  return frame(Buffer.concat([Buffer.from([REFUSED_FRAME]), Buffer.from(reason, 'utf8')]));
 }
 
 interface Queued {
@@ -108,6 +141,8 @@ interface Unacked {
 
 class Outbound {
   private socket: Socket | undefined;
+  /** The TCP connection under `socket` (the same socket without TLS): what a reset cuts. */
+  private tcp: Socket | undefined;
   private connected = false;
   private queue: Queued[] = [];
   private flushScheduled = false;
@@ -128,6 +163,9 @@ class Outbound {
     private readonly waitMaxMs: number,
     /** The address our side of the connection binds to, if any (outboundAddress). */
     private readonly localAddress: string | undefined,
+    private readonly tls: PeerTls | undefined,
+    /** Told of each failed TLS handshake (the transport counts them). */
+    private readonly tlsFailed: (peer: NodeId, error: string) => void,
   ) {}
 
   send(bytes: Uint8Array): void {
@@ -144,13 +182,28 @@ class Outbound {
 
   private connect(): void {
     if (this.closed || this.socket) return;
-    const s = new Socket();
+    const { socket: s, tcp, ready } = dialPeer(this.addr, this.localAddress, this.tls);
     this.socket = s;
-    s.setNoDelay(true);
+    this.tcp = tcp;
     const acks = new FrameReader();
-    s.on('connect', () => {
+    // With TLS: whether TCP connected (a refused or unreachable port is no handshake failure),
+    // the bound on the handshake, and why it failed, reported once when the socket closes.
+    let tcpUp = false;
+    let handshakeTimer: NodeJS.Timeout | undefined;
+    let tlsError: string | undefined;
+    const tlsOptions = this.tls;
+    if (tlsOptions !== undefined)
+      tcp.once('connect', () => {
+        tcpUp = true;
+        const ms = tlsOptions.handshakeTimeoutMs;
+        handshakeTimer = setTimeout(() => {
+          tlsError ??= `TLS handshake not done after ${ms} ms`;
+          s.destroy();
+        }, ms);
+      });
+    s.on(ready, () => {
+      clearTimeout(handshakeTimer);
       this.connected = true;
-      this.backoffMs = PEER_BACKOFF_MIN_MS;
       this.unacked = [];
       this.batchesWritten = 0;
       this.batchesAcked = 0;
@@ -161,16 +214,37 @@ class Outbound {
     s.on('data', (chunk: Buffer) => {
       try {
         acks.push(chunk, (payload) => {
-          if (payload[0] === ACK_FRAME && payload.length >= 9) this.acked(payload.readDoubleLE(1));
+          if (payload[0] === ACK_FRAME && payload.length >= 9) {
+            // The backoff starts over once the peer has read something, not at connect: a peer
+            // that accepts and hangs up (a refused hello, a TLS 1.3 server refusing our
+            // certificate after our side of the handshake is done) is retried ever less often.
+            this.backoffMs = PEER_BACKOFF_MIN_MS;
+            this.acked(payload.readDoubleLE(1));
+          } else if (payload[0] === REFUSED_FRAME)
+            this.onEvent({
+              type: 'refusedBy',
+              peer: this.peer,
+              reason: payload.subarray(1).toString('utf8'),
+            });
         });
       } catch {
         s.destroy();
       }
     });
-    s.on('error', () => undefined); // 'close' follows and handles it
+    // 'close' follows an error and handles it; a TLS error is kept for its report.
+    s.on('error', (e: Error) => {
+      if (tlsOptions !== undefined && tcpUp && (!this.connected || isTlsError(e)))
+        tlsError ??= e.message;
+    });
+    if (tcp !== s) tcp.on('error', () => undefined);
     s.on('close', (hadError) => {
+      clearTimeout(handshakeTimer);
       const wasConnected = this.connected;
+      if (tlsOptions !== undefined && tcpUp && !wasConnected)
+        tlsError ??= 'the connection closed during the TLS handshake';
+      if (tlsError !== undefined) this.tlsFailed(this.peer, tlsError);
       this.socket = undefined;
+      this.tcp = undefined;
       this.connected = false;
       this.unacked = [];
       if (wasConnected)
@@ -186,11 +260,6 @@ class Outbound {
         if (this.queue.length > 0) this.connect();
       }, this.backoffMs);
       this.backoffMs = Math.min(PEER_BACKOFF_MAX_MS, this.backoffMs * 2);
-    });
-    s.connect({
-      port: this.addr.port,
-      host: this.addr.host,
-      ...(this.localAddress !== undefined ? { localAddress: this.localAddress } : {}),
     });
   }
 
@@ -240,7 +309,8 @@ class Outbound {
       const lost = this.unacked.reduce((n, u) => n + u.messages, 0);
       this.unacked = [];
       this.onEvent({ type: 'stalled', peer: this.peer, messages: lost });
-      this.socket.resetAndDestroy();
+      // The TCP connection itself, under TLS too: a TLS socket cannot send a reset.
+      (this.tcp ?? this.socket).resetAndDestroy();
     }
     const before = this.queue.length;
     this.queue = this.queue.filter((q) => now - q.queuedAtMs < this.waitMaxMs);
@@ -252,12 +322,16 @@ class Outbound {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
     this.socket?.destroy();
+    this.tcp?.destroy();
     this.queue = [];
   }
 }
 
 export class PeerTransport implements Transport {
   private readonly server: Server;
+  /** With TLS: the TLS side of the listener, handed each connection that opens a handshake. */
+  private readonly tlsServer: tls.Server | undefined;
+  private tlsFailures = 0;
   private readonly outbound = new Map<NodeId, Outbound>();
   private readonly inbound = new Set<Socket>();
   private readonly onEvent: (e: PeerEvent) => void;
@@ -287,8 +361,41 @@ export class PeerTransport implements Transport {
 
   private constructor(private readonly opts: PeerTransportOptions) {
     this.onEvent = opts.onEvent ?? (() => undefined);
-    this.snapshots = new SnapshotSender(() => this.hello(SNAPSHOT_MAGIC), this.onEvent);
-    this.server = createServer((s) => this.accept(s));
+    this.snapshots = new SnapshotSender(
+      () => this.hello(SNAPSHOT_MAGIC),
+      this.onEvent,
+      opts.tls,
+      (peer, error) => this.tlsFailed('outbound', error, { peer }),
+    );
+    const peerTls = opts.tls;
+    if (peerTls === undefined) {
+      this.tlsServer = undefined;
+      this.server = createServer((s) => this.accept(s));
+    } else {
+      this.tlsServer = tls.createServer(
+        { ...peerTls.server, handshakeTimeout: peerTls.handshakeTimeoutMs },
+        (s) => {
+          // A peer with a foreign CA's certificate, none, or one past its dates: refused here,
+          // before anything it sent is read (peer-tls.ts says why not by Node).
+          if (peerTls.verifyPeers && !s.authorized) {
+            const why = `peer certificate refused: ${String(s.authorizationError ?? 'none')}`;
+            this.tlsFailed('inbound', why, remoteOf(s));
+            s.on('error', () => undefined);
+            // Told inside TLS: in TLS 1.3 its side of the handshake is done, and a bare hang-up
+            // would leave it guessing.
+            s.end(refusalFrame(why));
+            setTimeout(() => s.destroy(), REFUSAL_LINGER_MS).unref();
+            return;
+          }
+          this.accept(s);
+        },
+      );
+      // A handshake that failed or timed out (the socket may be gone: no address then).
+      this.tlsServer.on('tlsClientError', (err: Error, s: tls.TLSSocket) =>
+        this.tlsFailed('inbound', err.message, remoteOf(s)),
+      );
+      this.server = createServer((s) => this.sniffTls(s, peerTls));
+    }
     this.clusterId = opts.clusterId;
     this.waitMaxMs = opts.waitMaxMs ?? PEER_WAIT_MAX_MS;
     for (const [id, addr] of opts.peers) if (id !== opts.self) this.addPeer(id, addr);
@@ -304,6 +411,60 @@ export class PeerTransport implements Transport {
 
   heard(peer: NodeId): PeerClockReading | undefined {
     return this.clocks.get(peer);
+  }
+
+  /** TLS handshakes that failed since the transport started, either side. */
+  get tlsHandshakeFailures(): number {
+    return this.tlsFailures;
+  }
+
+  private tlsFailed(
+    direction: 'inbound' | 'outbound',
+    error: string,
+    who: { readonly peer?: NodeId; readonly remote?: string },
+  ): void {
+    this.tlsFailures++;
+    this.onEvent({ type: 'tlsFailed', direction, ...who, error, failures: this.tlsFailures });
+  }
+
+  /**
+   * A connection to the TLS listener: its first bytes must open a TLS handshake, which the TLS
+   * server then takes over (with the bytes put back). A plain-text peer is told why it is
+   * refused, in a frame it can read, and counted as a failed handshake.
+   */
+  private sniffTls(s: Socket, peerTls: PeerTls): void {
+    this.inbound.add(s);
+    s.setNoDelay(true);
+    s.on('error', () => undefined);
+    s.on('close', () => this.inbound.delete(s));
+    const remote = remoteOf(s);
+    const timer = setTimeout(() => {
+      this.tlsFailed('inbound', `nothing sent within ${peerTls.handshakeTimeoutMs} ms`, remote);
+      s.destroy();
+    }, peerTls.handshakeTimeoutMs);
+    timer.unref();
+    s.once('data', (first: Buffer) => {
+      clearTimeout(timer);
+      s.pause();
+      if (!opensTlsHandshake(first)) {
+        this.tlsFailed(
+          'inbound',
+          'a plain-text peer dialed this TLS peer port: every member must use https:// ' +
+            'peer URLs, or none',
+          remote,
+        );
+        s.end(
+          refusalFrame(
+            `this member's peer port serves TLS: the cluster's peer URLs are https://, ` +
+              `this member's must be too`,
+          ),
+        );
+        setTimeout(() => s.destroy(), REFUSAL_LINGER_MS).unref();
+        return;
+      }
+      s.unshift(first);
+      this.tlsServer?.emit('connection', s);
+    });
   }
 
   /** Listen on the peer address and return the transport; port 0 picks a free port. */
@@ -370,6 +531,8 @@ export class PeerTransport implements Transport {
         this.opts.nowMs,
         this.waitMaxMs,
         outboundAddress(this.opts.listen.host, addr.host),
+        this.opts.tls,
+        (peer, error) => this.tlsFailed('outbound', error, { peer }),
       ),
     );
   }
@@ -401,7 +564,14 @@ export class PeerTransport implements Transport {
       this.onEvent({ type: 'refused', reason });
       s.destroy();
     };
+    let first = true;
     s.on('data', (chunk: Buffer) => {
+      if (first && this.opts.tls === undefined && opensTlsHandshake(chunk))
+        return refuse(
+          `a TLS peer at ${remoteOf(s).remote ?? '?'} dialed this plain-text peer port: ` +
+            'every member must use http:// peer URLs, or https:// with the peer TLS flags',
+        );
+      first = false;
       try {
         reader.push(chunk, (payload) => {
           if (from === undefined) {
@@ -494,6 +664,11 @@ export function outboundAddress(listenHost: string, peerHost: string): string | 
   if (family === 0 || family !== isIP(peerHost)) return undefined;
   if (listenHost === '0.0.0.0' || listenHost === '::') return undefined;
   return isLoopback(listenHost) === isLoopback(peerHost) ? listenHost : undefined;
+}
+
+/** `{ remote: 'address:port' }` of a socket, or nothing once its handle is gone. */
+function remoteOf(s: Socket): { readonly remote?: string } {
+  return s.remoteAddress === undefined ? {} : { remote: `${s.remoteAddress}:${s.remotePort}` };
 }
 
 function isLoopback(ip: string): boolean {

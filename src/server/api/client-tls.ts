@@ -20,7 +20,7 @@ export class TlsConfigError extends Error {
   readonly code = 'BAD_TLS_CONFIG';
 }
 
-function readPem(flag: string, path: string): Buffer {
+export function readPem(flag: string, path: string): Buffer {
   try {
     return readFileSync(path);
   } catch (e) {
