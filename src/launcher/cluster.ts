@@ -14,8 +14,10 @@ import {
   findEtcd,
   memberCommand,
   memberEnv,
+  tlsFlags,
   type MemberCommandOptions,
   type MemberKind,
+  type MemberTls,
 } from './member-command.js';
 import { memberLog, type LogMode, type MemberLog } from './member-log.js';
 import { pollFor, PollTimeoutError } from './poll.js';
@@ -27,6 +29,7 @@ import {
   memberReady,
   probeMember,
   type MemberProbe,
+  type ProbeTls,
 } from './readiness.js';
 
 export interface ClusterOptions {
@@ -56,6 +59,11 @@ export interface ClusterOptions {
   readonly token?: string;
   /** Timing, extra flags and node arguments of the members' command line. */
   readonly command?: MemberCommandOptions;
+  /**
+   * https:// client and/or peer URLs with these certificates (etcd's TLS flags). The readiness
+   * probe asks https:// members with `probe` (the CA and a client certificate).
+   */
+  readonly tls?: MemberTls & { readonly probe?: ProbeTls };
   /** Extra environment for every member. */
   readonly env?: Readonly<Record<string, string>>;
   /** Let NODE_OPTIONS through to the members (the tests'); by default it stays with us. */
@@ -121,6 +129,7 @@ export class Cluster {
   readonly #tracked: boolean;
   /** The directory is ours (temporary) and goes at stop. */
   readonly #ownsDir: boolean;
+  readonly #probeTls: ProbeTls | undefined;
   #stopped = false;
 
   constructor(
@@ -129,7 +138,7 @@ export class Cluster {
     ownsDir: boolean,
     members: Member[],
     env: NodeJS.ProcessEnv,
-    options: { detached: boolean; tracked: boolean },
+    options: { detached: boolean; tracked: boolean; probeTls?: ProbeTls },
   ) {
     this.kind = kind;
     this.dir = dir;
@@ -138,6 +147,7 @@ export class Cluster {
     this.#env = env;
     this.#detached = options.detached;
     this.#tracked = options.tracked;
+    this.#probeTls = options.probeTls;
     for (let i = 0; i < members.length; i++) this.#spawn(i);
   }
 
@@ -147,7 +157,7 @@ export class Cluster {
   get names(): readonly string[] {
     return this.#members.map((m) => m.name);
   }
-  /** Client URLs, http://HOST:PORT (HOST 127.0.0.1 unless `host` says), by member index. */
+  /** Client URLs, http(s)://HOST:PORT (HOST 127.0.0.1 unless `host` says), by member index. */
   get endpoints(): readonly string[] {
     return this.#members.map((m) => m.clientUrl);
   }
@@ -269,7 +279,9 @@ export class Cluster {
             );
           }
           const up = this.#members.filter((m) => !m.down);
-          last = await Promise.all(up.map((m) => probeMember(m.clientUrl, options.signal)));
+          last = await Promise.all(
+            up.map((m) => probeMember(m.clientUrl, options.signal, this.#probeTls)),
+          );
           options.onProgress?.(last.filter(memberReady).length, up.length);
           const i = agreedLeader(last);
           return i === undefined ? undefined : this.#members.indexOf(up[i] as Member);
@@ -361,16 +373,25 @@ async function spawnOnce(options: ClusterOptions): Promise<Cluster> {
   const token = options.token ?? `${options.kind}-${randomBytes(6).toString('hex')}`;
   const name = options.memberName ?? ((i: number) => `n${i + 1}`);
   const host = options.host ?? (() => '127.0.0.1');
+  const clientScheme = options.tls?.client === undefined ? 'http' : 'https';
+  const peerScheme = options.tls?.peer === undefined ? 'http' : 'https';
   const specs = Array.from({ length: options.size }, (_, i) => ({
     name: name(i),
-    clientUrl: `http://${host(i)}:${ports.client[i]}`,
-    peerUrl: `http://${host(i)}:${ports.peer[i]}`,
+    clientUrl: `${clientScheme}://${host(i)}:${ports.client[i]}`,
+    peerUrl: `${peerScheme}://${host(i)}:${ports.peer[i]}`,
     dataDir: join(dir, name(i)),
     logFile: join(dir, `${name(i)}.log`),
   }));
   const initialCluster = specs.map((s) => `${s.name}=${s.peerUrl}`).join(',');
+  const command: MemberCommandOptions = {
+    ...options.command,
+    extraArgs: [
+      ...(options.tls === undefined ? [] : tlsFlags(options.tls)),
+      ...(options.command?.extraArgs ?? []),
+    ],
+  };
   const members: Member[] = specs.map((s) => {
-    const { file, args } = memberCommand(options.kind, s, initialCluster, token, options.command);
+    const { file, args } = memberCommand(options.kind, s, initialCluster, token, command);
     return {
       ...s,
       file,
@@ -386,7 +407,11 @@ async function spawnOnce(options: ClusterOptions): Promise<Cluster> {
     ownsDir,
     members,
     memberEnv(options.env, options.keepNodeOptions),
-    { detached: options.detached === true, tracked: options.tracked !== false },
+    {
+      detached: options.detached === true,
+      tracked: options.tracked !== false,
+      ...(options.tls?.probe === undefined ? {} : { probeTls: options.tls.probe }),
+    },
   );
 }
 

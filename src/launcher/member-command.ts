@@ -95,6 +95,47 @@ export function newMemberFlags(m: NewMemberSpec, initialCluster: string, token: 
   ];
 }
 
+/** https:// client URLs, with a certificate; clients verified against `caFile` if given. */
+export interface ClientTlsSpec {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile?: string;
+}
+
+/** https:// peer URLs: each member serves and presents this certificate, and checks peers'. */
+export interface PeerTlsSpec {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+}
+
+/** TLS for a cluster's members; 'auto' is etcd's --auto-tls / --peer-auto-tls. */
+export interface MemberTls {
+  readonly client?: ClientTlsSpec | 'auto';
+  readonly peer?: PeerTlsSpec | 'auto';
+}
+
+/** The etcd 3.4 TLS flags for `tls` (the same to etcd and to `tenure start`). */
+export function tlsFlags(tls: MemberTls): string[] {
+  const flags: string[] = [];
+  const c = tls.client;
+  if (c === 'auto') flags.push('--auto-tls');
+  else if (c !== undefined) {
+    flags.push(`--cert-file=${c.certFile}`, `--key-file=${c.keyFile}`);
+    if (c.caFile !== undefined) flags.push(`--trusted-ca-file=${c.caFile}`, '--client-cert-auth');
+  }
+  const p = tls.peer;
+  if (p === 'auto') flags.push('--peer-auto-tls');
+  else if (p !== undefined)
+    flags.push(
+      `--peer-cert-file=${p.certFile}`,
+      `--peer-key-file=${p.keyFile}`,
+      `--peer-trusted-ca-file=${p.caFile}`,
+      '--peer-client-cert-auth',
+    );
+  return flags;
+}
+
 export interface MemberCommandOptions {
   /**
    * Raft timing. etcd always gets these flags, with etcd's defaults (100 ms, 1000 ms). tenure

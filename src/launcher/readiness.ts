@@ -3,6 +3,9 @@
 // answers Maintenance.Status and a linearizable Range, and all of them name the same leader, one
 // of the members asked. A Range through a member that answers it proves that member reaches a
 // leader with a quorum, which a leader alone (what /health says for tenure) does not.
+// An https:// endpoint is asked over TLS, with the CA and client certificate of `ProbeTls`.
+import { readFileSync } from 'node:fs';
+import * as https from 'node:https';
 
 /** Each probe request's bound. */
 const probeTimeoutMs = 2_000;
@@ -22,17 +25,75 @@ export interface MemberProbe {
   readonly error?: string;
 }
 
-async function post(endpoint: string, path: string, body: unknown, signal?: AbortSignal) {
+/** How to reach https:// endpoints: files, PEM. */
+export interface ProbeTls {
+  /** The CA the members' client certificate is checked against; absent: skip the check. */
+  readonly caFile?: string;
+  /** A client certificate and key, for members that demand one (--client-cert-auth). */
+  readonly certFile?: string;
+  readonly keyFile?: string;
+}
+
+type Json = Record<string, unknown>;
+
+async function post(
+  endpoint: string,
+  path: string,
+  body: unknown,
+  signal?: AbortSignal,
+  probeTls?: ProbeTls,
+): Promise<Json> {
   const timeout = AbortSignal.timeout(probeTimeoutMs);
+  const both = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+  if (endpoint.startsWith('https:')) return postTls(`${endpoint}${path}`, body, both, probeTls);
   const res = await fetch(`${endpoint}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
-    signal: signal === undefined ? timeout : AbortSignal.any([signal, timeout]),
+    signal: both,
   });
-  const json = (await res.json()) as Record<string, unknown>;
+  const json = (await res.json()) as Json;
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** `post` over https (fetch takes no CA or client certificate). */
+function postTls(url: string, body: unknown, signal: AbortSignal, t: ProbeTls = {}) {
+  return new Promise<Json>((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        signal,
+        agent: false,
+        ...(t.caFile === undefined
+          ? { rejectUnauthorized: false }
+          : { ca: readFileSync(t.caFile) }),
+        ...(t.certFile === undefined ? {} : { cert: readFileSync(t.certFile) }),
+        ...(t.keyFile === undefined ? {} : { key: readFileSync(t.keyFile) }),
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('error', reject);
+        res.on('end', () => {
+          try {
+            const json = JSON.parse(text) as Json;
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status > 299)
+              reject(new Error(`${new URL(url).pathname}: HTTP ${status} ${text}`));
+            else resolve(json);
+          } catch (e) {
+            reject(e instanceof Error ? e : new Error(String(e)));
+          }
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
 }
 
 function idText(v: unknown): string | undefined {
@@ -45,8 +106,9 @@ function idText(v: unknown): string | undefined {
 export async function probeStatus(
   endpoint: string,
   signal?: AbortSignal,
+  probeTls?: ProbeTls,
 ): Promise<{ readonly endpoint: string; readonly memberId?: string; readonly leader?: string }> {
-  const status = await post(endpoint, '/v3/maintenance/status', {}, signal);
+  const status = await post(endpoint, '/v3/maintenance/status', {}, signal, probeTls);
   const header = status.header as Record<string, unknown> | undefined;
   const memberId = idText(header?.member_id);
   const leader = idText(status.leader);
@@ -58,11 +120,15 @@ export async function probeStatus(
 }
 
 /** Ask one member for its Status and a linearizable Range. */
-export async function probeMember(endpoint: string, signal?: AbortSignal): Promise<MemberProbe> {
+export async function probeMember(
+  endpoint: string,
+  signal?: AbortSignal,
+  probeTls?: ProbeTls,
+): Promise<MemberProbe> {
   try {
-    const base = await probeStatus(endpoint, signal);
+    const base = await probeStatus(endpoint, signal, probeTls);
     try {
-      await post(endpoint, '/v3/kv/range', { key: probeKeyBase64 }, signal);
+      await post(endpoint, '/v3/kv/range', { key: probeKeyBase64 }, signal, probeTls);
       return { ...base, readable: true };
     } catch (e) {
       return { ...base, readable: false, error: e instanceof Error ? e.message : String(e) };
