@@ -7,6 +7,7 @@ import { NODE_DEFAULTS } from './node.js';
 import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import type { Mutants } from '../core/base/mutants.js';
 import type { ClientTlsFiles } from './api/client-tls.js';
+import type { PeerTlsFiles } from './peer-tls.js';
 
 /** The node's own settings (NodeConfig), plus what only the command line and the API need. */
 export interface StartOptions extends Pick<
@@ -24,6 +25,8 @@ export interface StartOptions extends Pick<
   readonly listenClientUrls: readonly string[];
   readonly listenPeerUrls: readonly string[];
   readonly initialAdvertisePeerUrls: readonly string[];
+  /** TLS between members, on https:// peer URLs (`--peer-cert-file` and friends). */
+  readonly peerTls?: PeerTlsFiles;
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** TLS for the https:// client URLs (`--cert-file`, `--key-file`, `--trusted-ca-file`). */
@@ -54,6 +57,10 @@ export interface StartFlags {
   readonly snapshotCount?: string;
   readonly maxRequestBytes?: string;
   readonly logLevel?: string;
+  readonly peerCertFile?: string;
+  readonly peerKeyFile?: string;
+  readonly peerTrustedCaFile?: string;
+  readonly peerClientCertAuth?: boolean;
   readonly certFile?: string;
   readonly keyFile?: string;
   readonly trustedCaFile?: string;
@@ -72,7 +79,10 @@ export { NODE_DEFAULTS };
 
 export const DEFAULT_MAX_REQUEST_BYTES = DEFAULT_ETCD_LIMITS.requestBytesMax;
 
-function urlList(flag: string, value: string, schemes: readonly string[] = ['http:']): string[] {
+/** A peer URL is http:// or https:// (peer TLS), as a client URL is. */
+const PEER_SCHEMES: readonly string[] = ['http:', 'https:'];
+
+function urlList(flag: string, value: string, schemes = PEER_SCHEMES): string[] {
   const urls = value
     .split(',')
     .map((s) => s.trim())
@@ -86,11 +96,7 @@ function urlList(flag: string, value: string, schemes: readonly string[] = ['htt
       throw new ConfigError(`${flag}: '${u}' is not a URL (expected http://host:port)`);
     }
     if (!schemes.includes(parsed.protocol))
-      throw new ConfigError(
-        schemes.includes('https:')
-          ? `${flag}: '${u}' must use http:// or https://`
-          : `${flag}: '${u}' must use http:// (TLS between peers is not supported yet)`,
-      );
+      throw new ConfigError(`${flag}: '${u}' must use http:// or https://`);
     if (parsed.port === '') throw new ConfigError(`${flag}: '${u}' needs an explicit port`);
   }
   return urls;
@@ -148,6 +154,11 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     throw new ConfigError(
       `--initial-cluster has no member named '${name}'; it must list this member's --name`,
     );
+  const peerTls = resolvePeerTls(f, [
+    ...listenPeerUrls,
+    ...initialAdvertisePeerUrls,
+    ...initialCluster.flatMap((m) => m.peerUrls),
+  ]);
   const state = f.initialClusterState ?? 'new';
   if (state !== 'new' && state !== 'existing')
     throw new ConfigError(`--initial-cluster-state must be 'new' or 'existing', not '${state}'`);
@@ -174,6 +185,7 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     initialCluster,
     initialClusterState: state,
     initialClusterToken: f.initialClusterToken ?? 'etcd-cluster',
+    ...peerTls,
     heartbeatMs,
     electionMs,
     snapshotCount: positiveInt('--snapshot-count', f.snapshotCount, NODE_DEFAULTS.snapshotCount),
@@ -242,4 +254,51 @@ function resolveClientTls(f: StartFlags, urls: readonly string[]): ClientTlsFile
     ...(f.trustedCaFile === undefined ? {} : { trustedCaFile: f.trustedCaFile }),
     clientCertAuth: f.clientCertAuth === true || f.trustedCaFile !== undefined,
   };
+}
+
+/**
+ * Peer TLS as etcd 3.4 has it (embed/etcd.go configurePeerListeners, rafthttp NewListener), with
+ * the mistakes etcd only warns of refused: every peer URL, this member's and its peers' in
+ * --initial-cluster, is https:// or none is, since a member's peer port speaks TLS or not and
+ * all members must agree (peer-transport.ts refuses the other kind); https:// needs a
+ * certificate and key; the certificate flags need https://.
+ */
+function resolvePeerTls(f: StartFlags, urls: readonly string[]): { peerTls?: PeerTlsFiles } {
+  const plain = urls.find((u) => u.startsWith('http:'));
+  const secure = urls.find((u) => u.startsWith('https:'));
+  if (plain !== undefined && secure !== undefined)
+    throw new ConfigError(
+      `the peer URLs mix http:// and https:// ('${plain}', '${secure}'): every member of a ` +
+        'cluster must use https:// peer URLs, or none',
+    );
+  const ca = f.peerTrustedCaFile;
+  const any =
+    f.peerCertFile !== undefined ||
+    f.peerKeyFile !== undefined ||
+    ca !== undefined ||
+    f.peerClientCertAuth === true;
+  if (secure === undefined) {
+    if (any)
+      throw new ConfigError(
+        '--peer-cert-file and friends need https:// peer URLs ' +
+          '(--listen-peer-urls, --initial-advertise-peer-urls, --initial-cluster)',
+      );
+    return {};
+  }
+  if (f.peerCertFile !== undefined && f.peerKeyFile !== undefined) {
+    if (f.peerClientCertAuth === true && ca === undefined)
+      throw new ConfigError('--peer-client-cert-auth needs --peer-trusted-ca-file');
+    return {
+      peerTls: {
+        certFile: f.peerCertFile,
+        keyFile: f.peerKeyFile,
+        ...(ca === undefined ? {} : { trustedCaFile: ca }),
+        // A CA file alone already means verified peers, as in etcd 3.4 (ServerConfig).
+        clientCertAuth: f.peerClientCertAuth === true || ca !== undefined,
+      },
+    };
+  }
+  throw new ConfigError(
+    `https:// peer URLs ('${secure}') need --peer-cert-file and --peer-key-file`,
+  );
 }

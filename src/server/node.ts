@@ -24,6 +24,7 @@ import {
 import { monotonicClock } from './clock.js';
 import { FileDisk } from './file-disk.js';
 import { PeerTransport, type PeerAddress, type PeerEvent } from './peer-transport.js';
+import type { PeerTls } from './peer-tls.js';
 
 export type { InitialMember };
 export type NodeLogger = MemberLog;
@@ -33,6 +34,8 @@ export interface NodeConfig {
   readonly dataDir: string;
   /** Where peers reach us (the address we listen on for peers). */
   readonly listenPeer: PeerAddress;
+  /** TLS between members (https:// peer URLs); plain TCP without. */
+  readonly peerTls?: PeerTls;
   /** Advertised to clients in MemberList. */
   readonly advertiseClientUrls: readonly string[];
   readonly initialCluster: readonly InitialMember[];
@@ -53,7 +56,7 @@ export interface NodeConfig {
 
 export const NODE_DEFAULTS = MEMBER_DEFAULTS;
 
-/** Host and port of an http:// URL, as the peer transport wants them. */
+/** Host and port of an http:// or https:// URL, as the peer transport wants them. */
 export function urlAddress(url: string): PeerAddress {
   const u = new URL(url);
   return { host: u.hostname, port: Number(u.port) };
@@ -180,6 +183,7 @@ export class EtcdNode {
       onMessage: (m) => holder.member?.receiveMessage(m),
       onApp: (from, payload) => holder.member?.receiveFrame(from, payload),
       onEvent: (e) => logPeerEvent(log, e),
+      ...(cfg.peerTls === undefined ? {} : { tls: cfg.peerTls }),
     });
     this.transport = transport;
     const disk = new FileDisk(cfg.dataDir, {
@@ -224,10 +228,22 @@ export class EtcdNode {
     holder.member = member;
     (this as { member: Member }).member = member;
     // Members added at run time become peers; the table recovered from the data dir too.
+    const warned = new Set<string>();
     const syncPeers = (): void => {
       for (const rec of member.memberTable().values()) {
         const url = rec.peerUrls[0];
-        if (url !== undefined) transport.addPeer(Number(rec.id) as NodeId, urlAddress(url));
+        if (url === undefined) continue;
+        // A member added (MemberAdd) with the other kind of peer URL cannot be talked to: every
+        // member's peer port speaks TLS or none does (peer-transport.ts).
+        if (url.startsWith('https:') !== (cfg.peerTls !== undefined) && !warned.has(url)) {
+          warned.add(url);
+          log.error(
+            { member: rec.name, peerUrl: url, peerTls: cfg.peerTls !== undefined },
+            'member has a peer URL of the other kind (http:// and https:// do not mix): ' +
+              'it cannot be reached',
+          );
+        }
+        transport.addPeer(Number(rec.id) as NodeId, urlAddress(url));
       }
     };
     member.onMemberTableChange(syncPeers);
@@ -275,4 +291,20 @@ function logPeerEvent(log: NodeLogger, e: PeerEvent): void {
     log.info({ peer: hexId(e.peer), bytes: e.bytes }, 'snapshot received');
   else if (e.type === 'snapshotFailed')
     log.warn({ peer: hexId(e.peer), err: e.error }, 'sending a snapshot failed');
+  else if (e.type === 'refusedBy')
+    log.warn({ peer: hexId(e.peer), reason: e.reason }, 'peer refused this member');
+  else if (e.type === 'tlsFailed')
+    log.warn(
+      {
+        direction: e.direction,
+        ...(e.peer === undefined ? {} : { peer: hexId(e.peer) }),
+        ...(e.remote === undefined ? {} : { remote: e.remote }),
+        err: e.error,
+        failures: e.failures,
+        hint:
+          'a peer with plain http:// peer URLs, a certificate from another CA, or one ' +
+          "without the peer URL's host in its SANs",
+      },
+      'peer TLS handshake failed',
+    );
 }

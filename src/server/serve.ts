@@ -3,6 +3,7 @@
 import type { StartOptions } from './config.js';
 import { EtcdNode, NODE_DEFAULTS, urlAddress, type NodeLogger } from './node.js';
 import { startClientApi } from './api/client-listener.js';
+import { peerTlsOptions } from './peer-tls.js';
 
 export interface RunningMember {
   readonly node: EtcdNode;
@@ -17,6 +18,7 @@ export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<
     name: opts.name,
     dataDir: opts.dataDir,
     listenPeer: urlAddress(opts.listenPeerUrls[0] as string),
+    ...(opts.peerTls === undefined ? {} : { peerTls: peerTlsOptions(opts.peerTls) }),
     advertiseClientUrls: opts.advertiseClientUrls,
     initialCluster: opts.initialCluster,
     initialClusterState: opts.initialClusterState,
