@@ -45,6 +45,7 @@ export function registerStart(program: Command): void {
       'largest client request accepted',
       String(DEFAULT_MAX_REQUEST_BYTES),
     )
+    .option('--auto-tls', 'serve https:// client URLs with a self-signed certificate')
     .option(
       '--peer-cert-file <path>',
       'PEM certificate of https:// peer URLs, served and presented',
@@ -52,6 +53,7 @@ export function registerStart(program: Command): void {
     .option('--peer-key-file <path>', 'PEM private key of --peer-cert-file')
     .option('--peer-trusted-ca-file <path>', "CA bundle; peers' certificates must be signed by it")
     .option('--peer-client-cert-auth', 'refuse peers without a certificate from the peer CA')
+    .option('--peer-auto-tls', 'self-signed peer certificates: encryption, no authentication')
     .option('--cert-file <path>', 'PEM certificate served on https:// client URLs')
     .option('--key-file <path>', 'PEM private key of --cert-file')
     .option('--trusted-ca-file <path>', 'CA bundle; clients must present a certificate it signed')

@@ -27,6 +27,9 @@ export interface StartOptions extends Pick<
   readonly initialAdvertisePeerUrls: readonly string[];
   /** TLS between members, on https:// peer URLs (`--peer-cert-file` and friends). */
   readonly peerTls?: PeerTlsFiles;
+  /** `--auto-tls`, `--peer-auto-tls` without certificates: made at start (auto-tls.ts). */
+  readonly clientAutoTls?: boolean;
+  readonly peerAutoTls?: boolean;
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** TLS for the https:// client URLs (`--cert-file`, `--key-file`, `--trusted-ca-file`). */
@@ -57,10 +60,12 @@ export interface StartFlags {
   readonly snapshotCount?: string;
   readonly maxRequestBytes?: string;
   readonly logLevel?: string;
+  readonly autoTls?: boolean;
   readonly peerCertFile?: string;
   readonly peerKeyFile?: string;
   readonly peerTrustedCaFile?: string;
   readonly peerClientCertAuth?: boolean;
+  readonly peerAutoTls?: boolean;
   readonly certFile?: string;
   readonly keyFile?: string;
   readonly trustedCaFile?: string;
@@ -186,6 +191,7 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     initialClusterState: state,
     initialClusterToken: f.initialClusterToken ?? 'etcd-cluster',
     ...peerTls,
+    ...(clientTls === undefined && f.autoTls === true ? { clientAutoTls: true } : {}),
     heartbeatMs,
     electionMs,
     snapshotCount: positiveInt('--snapshot-count', f.snapshotCount, NODE_DEFAULTS.snapshotCount),
@@ -242,10 +248,24 @@ function resolveClientTls(f: StartFlags, urls: readonly string[]): ClientTlsFile
     f.clientCertAuth === true;
   if (!secure) {
     if (any) throw new ConfigError('--cert-file and friends need an https:// --listen-client-urls');
+    if (f.autoTls === true)
+      throw new ConfigError('--auto-tls needs an https:// --listen-client-urls to serve it on');
     return undefined;
   }
+  if (f.autoTls === true && f.certFile === undefined && f.keyFile === undefined) {
+    // etcd 3.4 drops the CA and client auth flags for its self cert without a word; they ask
+    // for verified clients, which a self-signed server certificate cannot go with here.
+    if (f.trustedCaFile !== undefined || f.clientCertAuth === true)
+      throw new ConfigError(
+        '--auto-tls makes a self-signed certificate; --trusted-ca-file and --client-cert-auth ' +
+          'need --cert-file and --key-file',
+      );
+    return undefined; // made at start (auto-tls.ts)
+  }
   if (f.certFile === undefined || f.keyFile === undefined)
-    throw new ConfigError('an https:// --listen-client-urls needs --cert-file and --key-file');
+    throw new ConfigError(
+      'an https:// --listen-client-urls needs --cert-file and --key-file (or --auto-tls)',
+    );
   if (f.clientCertAuth === true && f.trustedCaFile === undefined)
     throw new ConfigError('--client-cert-auth needs --trusted-ca-file');
   return {
@@ -261,9 +281,12 @@ function resolveClientTls(f: StartFlags, urls: readonly string[]): ClientTlsFile
  * the mistakes etcd only warns of refused: every peer URL, this member's and its peers' in
  * --initial-cluster, is https:// or none is, since a member's peer port speaks TLS or not and
  * all members must agree (peer-transport.ts refuses the other kind); https:// needs a
- * certificate and key; the certificate flags need https://.
+ * certificate and key (or --peer-auto-tls); the certificate flags need https://.
  */
-function resolvePeerTls(f: StartFlags, urls: readonly string[]): { peerTls?: PeerTlsFiles } {
+function resolvePeerTls(
+  f: StartFlags,
+  urls: readonly string[],
+): { peerTls?: PeerTlsFiles; peerAutoTls?: true } {
   const plain = urls.find((u) => u.startsWith('http:'));
   const secure = urls.find((u) => u.startsWith('https:'));
   if (plain !== undefined && secure !== undefined)
@@ -276,11 +299,12 @@ function resolvePeerTls(f: StartFlags, urls: readonly string[]): { peerTls?: Pee
     f.peerCertFile !== undefined ||
     f.peerKeyFile !== undefined ||
     ca !== undefined ||
-    f.peerClientCertAuth === true;
+    f.peerClientCertAuth === true ||
+    f.peerAutoTls === true;
   if (secure === undefined) {
     if (any)
       throw new ConfigError(
-        '--peer-cert-file and friends need https:// peer URLs ' +
+        '--peer-cert-file, --peer-auto-tls and friends need https:// peer URLs ' +
           '(--listen-peer-urls, --initial-advertise-peer-urls, --initial-cluster)',
       );
     return {};
@@ -298,7 +322,17 @@ function resolvePeerTls(f: StartFlags, urls: readonly string[]): { peerTls?: Pee
       },
     };
   }
+  if (f.peerCertFile === undefined && f.peerKeyFile === undefined && f.peerAutoTls === true) {
+    if (ca !== undefined || f.peerClientCertAuth === true)
+      throw new ConfigError(
+        '--peer-auto-tls makes a self-signed certificate that no CA signed; ' +
+          '--peer-trusted-ca-file and --peer-client-cert-auth need --peer-cert-file and ' +
+          '--peer-key-file',
+      );
+    return { peerAutoTls: true };
+  }
   throw new ConfigError(
-    `https:// peer URLs ('${secure}') need --peer-cert-file and --peer-key-file`,
+    `https:// peer URLs ('${secure}') need --peer-cert-file and --peer-key-file ` +
+      '(or --peer-auto-tls)',
   );
 }

@@ -3,6 +3,7 @@
 import type { StartOptions } from './config.js';
 import { EtcdNode, NODE_DEFAULTS, urlAddress, type NodeLogger } from './node.js';
 import { startClientApi } from './api/client-listener.js';
+import { withAutoTls } from './auto-tls.js';
 import { peerTlsOptions } from './peer-tls.js';
 
 export interface RunningMember {
@@ -12,7 +13,9 @@ export interface RunningMember {
   stop(): Promise<void>;
 }
 
-export async function serveMember(opts: StartOptions, log: NodeLogger): Promise<RunningMember> {
+export async function serveMember(options: StartOptions, log: NodeLogger): Promise<RunningMember> {
+  // --auto-tls, --peer-auto-tls: the certificates go in the data dir, made or reused.
+  const opts = await withAutoTls(options, log);
   // The node creates the data dir.
   const node = await EtcdNode.start({
     name: opts.name,
