@@ -1,12 +1,13 @@
 // `tenure up`'s cluster: members started by the launcher (src/launcher) on etcd's local-cluster
 // ports (clients 2379, 22379, 32379; peers 2380, 22380, 32380), data and logs under one
 // directory, and a state file naming the PIDs so that `tenure down` (or a later `up`) finds them
-// after this process is gone.
+// after this process is gone. With `tls`, everything is on https:// (cluster-tls.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startCluster, type Cluster } from '../launcher/cluster.js';
 import { LaunchError } from '../launcher/errors.js';
 import { pidExists, stopPid } from '../launcher/processes.js';
+import { clusterTls, type ClusterTlsFiles } from './cluster-tls.js';
 
 export interface LocalMember {
   readonly name: string;
@@ -20,6 +21,8 @@ export interface LocalMember {
 export interface LocalClusterState {
   readonly dir: string;
   readonly members: LocalMember[];
+  /** The certificates of a cluster started with `--tls`. */
+  readonly tls?: ClusterTlsFiles;
 }
 
 export const DEFAULT_CLIENT_PORTS = [2379, 22379, 32379] as const;
@@ -54,6 +57,11 @@ export interface LocalClusterOptions {
   readonly peerPorts: readonly number[];
   /** Members outlive this process (`--detach`). */
   readonly detached: boolean;
+  /**
+   * https:// client and peer URLs, clients must present a certificate: a throwaway CA and its
+   * certificates in DIR/tls (cluster-tls.ts).
+   */
+  readonly tls?: boolean;
 }
 
 /**
@@ -71,6 +79,7 @@ export async function startLocalCluster(
       'ALREADY_RUNNING',
       `a cluster from ${dir} is already running (pids ${running.members.map((m) => m.pid).join(', ')}); stop it with: bin/tenure down`,
     );
+  const tls = await clusterTls(dir, options.clientPorts.length, options.tls === true);
   const cluster = await startCluster({
     kind: 'tenure',
     size: options.clientPorts.length,
@@ -83,6 +92,7 @@ export async function startLocalCluster(
     // handler, by the PIDs in the state file.
     tracked: false,
     readyTimeoutMs: 0,
+    ...(tls === undefined ? {} : { tls: tls.launch }),
   });
   const state: LocalClusterState = {
     dir,
@@ -94,6 +104,7 @@ export async function startLocalCluster(
       logFile: cluster.logFiles[i] ?? '',
       pid: cluster.pids[i] ?? 0,
     })),
+    ...(tls === undefined ? {} : { tls: tls.files }),
   };
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
   return { cluster, state };

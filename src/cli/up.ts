@@ -1,6 +1,8 @@
 // `tenure up` (what `npm start` runs): a local 3-member cluster in child processes, with the
 // endpoints and how to talk to it; Ctrl-C stops it. `--detach` returns once it is healthy and
 // `tenure down` stops it. `--simulated` runs the old in-process simulated cluster instead.
+// `--tls` runs it on https:// client and peer URLs with a throwaway CA (cluster-tls.ts), and
+// prints the etcdctl flags that talk to it.
 import type { Command } from 'commander';
 import { parsePorts } from './args.js';
 import { resolve } from 'node:path';
@@ -22,19 +24,49 @@ interface UpFlags {
   readonly clientPorts?: string;
   readonly peerPorts?: string;
   readonly simulated?: boolean;
+  readonly tls?: boolean;
 }
 
 const HEALTHY_TIMEOUT_MS = 30_000;
 
-function usage(state: LocalClusterState): string {
-  const eps = state.members.map((m) => m.clientUrl.replace('http://', '')).join(',');
-  const first = state.members[0]?.clientUrl ?? '';
-  const rows = state.members.map(
+/** `s` as one word of a POSIX shell command line. */
+function shellWord(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function rowsOf(state: LocalClusterState): string[] {
+  return state.members.map(
     (m) => `  ${m.name}  client ${m.clientUrl}  peer ${m.peerUrl}  pid ${m.pid}  log ${m.logFile}`,
   );
+}
+
+/** What `up --tls` prints: every command with the CA and the client certificate. */
+function tlsUsage(state: LocalClusterState, tls: NonNullable<LocalClusterState['tls']>): string {
+  const eps = state.members.map((m) => m.clientUrl).join(',');
+  const first = state.members[0]?.clientUrl ?? '';
+  const files = `--cacert ${shellWord(tls.caFile)} --cert ${shellWord(tls.certFile)}`;
+  const ctl = `etcdctl --endpoints=${eps} ${files} --key ${shellWord(tls.keyFile)}`;
+  return [
+    `tenure: ${state.members.length}-member cluster is up on TLS (data in ${state.dir})`,
+    ...rowsOf(state),
+    '',
+    'Clients must present a certificate from its CA (client.crt has CN=root). Talk to it:',
+    `  ${ctl} endpoint health`,
+    `  ${ctl} put greeting hello`,
+    `  ${ctl} get greeting`,
+    `  curl -s ${files} --key ${shellWord(tls.keyFile)} -X POST ${first}/v3/kv/range \\`,
+    `    -d '{"key":"Z3JlZXRpbmc="}'   # key is base64`,
+    '',
+  ].join('\n');
+}
+
+function usage(state: LocalClusterState): string {
+  if (state.tls !== undefined) return tlsUsage(state, state.tls);
+  const eps = state.members.map((m) => m.clientUrl.replace('http://', '')).join(',');
+  const first = state.members[0]?.clientUrl ?? '';
   return [
     `tenure: ${state.members.length}-member cluster is up (data in ${state.dir})`,
-    ...rows,
+    ...rowsOf(state),
     '',
     'Talk to it:',
     `  etcdctl --endpoints=${eps} put greeting hello`,
@@ -55,6 +87,7 @@ export function registerUp(program: Command): void {
     .option('--client-ports <p,p,p>', 'client ports (default 2379,22379,32379)')
     .option('--peer-ports <p,p,p>', 'peer ports (default 2380,22380,32380)')
     .option('--simulated', 'run a short simulated cluster in this process instead')
+    .option('--tls', 'https:// client and peer URLs, client certificates required (throwaway CA)')
     .action(async (flags: UpFlags) => {
       if (flags.simulated) {
         const { runDemoCluster } = await import('../sim/demo.js');
@@ -77,6 +110,7 @@ export function registerUp(program: Command): void {
           clientPorts,
           peerPorts,
           detached: flags.detach === true,
+          tls: flags.tls === true,
         }));
       } catch (e) {
         if (e instanceof LaunchError) {

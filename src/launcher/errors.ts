@@ -8,6 +8,8 @@ export type LaunchErrorCode =
   | 'PORT_IN_USE'
   /** A cluster recorded in the data directory is still running. */
   | 'ALREADY_RUNNING'
+  /** The data directory holds members made with(out) TLS, and this start asks otherwise. */
+  | 'TLS_MISMATCH'
   /** A member could not be spawned, or exited while it was expected to run. */
   | 'MEMBER_EXITED'
   /** The cluster did not become ready in time. */
