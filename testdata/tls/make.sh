@@ -1,7 +1,8 @@
 #!/bin/sh
 # Makes the TLS fixtures of the tests (openssl, valid 100 years) that are missing, so that adding
 # one leaves the others (and every test that pins them) as they are; rm *.crt *.key to re-key all.
-# ca: the cluster's CA; server: 127.0.0.1 and localhost; client: CN=root, signed by ca;
+# ca: the cluster's CA; server: 127.0.0.1 and localhost; client: CN=root and client-alice:
+# CN=alice, signed by ca (CN-based auth, test/api/auth.test.ts);
 # peer: a member's peer certificate (test/server/peer-tls.test.ts), IP SAN 127.0.0.1, served and
 # presented as a client both (etcd uses one peer certificate both ways), signed by ca;
 # foreign-ca, foreign-client and foreign-peer: a CA the cluster does not trust, and what it signed.
@@ -29,6 +30,7 @@ leaf server 'tenure test server' ca \
   "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth,clientAuth"
 leaf client root ca 'extendedKeyUsage=clientAuth'
+leaf client-alice alice ca 'extendedKeyUsage=clientAuth'
 leaf foreign-client root foreign-ca 'extendedKeyUsage=clientAuth'
 leaf peer 'tenure test peer' ca \
   "subjectAltName=IP:127.0.0.1
