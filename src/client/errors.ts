@@ -38,6 +38,19 @@ export type EtcdErrorCode =
   | 'INVALID_AUTH_TOKEN'
   | 'AUTH_NOT_ENABLED'
   | 'AUTH_FAILED'
+  | 'AUTH_OLD_REVISION'
+  | 'USER_EMPTY'
+  | 'USER_ALREADY_EXISTS'
+  | 'USER_NOT_FOUND'
+  | 'ROLE_EMPTY'
+  | 'ROLE_ALREADY_EXISTS'
+  | 'ROLE_NOT_FOUND'
+  | 'ROLE_NOT_GRANTED'
+  | 'PERMISSION_NOT_GRANTED'
+  | 'PERMISSION_NOT_GIVEN'
+  | 'ROOT_USER_NOT_EXIST'
+  | 'ROOT_ROLE_NOT_EXIST'
+  | 'INVALID_AUTH_MGMT'
   | 'MEMBER_NOT_FOUND'
   | 'TIMEOUT'
   | 'CLIENT_CLOSED'
@@ -100,8 +113,75 @@ export class NoSpaceError extends EtcdError {}
 /** The server is shedding load; retry later. */
 export class TooManyRequestsError extends EtcdError {}
 
-/** Authentication or authorisation failed; see `code`. */
+/**
+ * Authentication or authorisation failed, or an auth management request was refused; see `code`
+ * and the subclasses below (one per etcd message, api/v3rpc/rpctypes/error.go).
+ */
 export class AuthError extends EtcdError {}
+
+/** The user may not read or write this key or range (gRPC 7, PermissionDenied). */
+export class PermissionDeniedError extends AuthError {}
+
+/** Authenticate refused the user name or password (gRPC 3). */
+export class AuthFailedError extends AuthError {}
+
+/**
+ * The token is unknown to the member (expired, or the member restarted: etcd's simple tokens live
+ * in memory) (gRPC 16, Unauthenticated). A client with credentials authenticates again and retries
+ * once before it reports this.
+ */
+export class InvalidAuthTokenError extends AuthError {}
+
+/** Authenticate (or another auth call) on a cluster whose auth is disabled (gRPC 9). */
+export class AuthNotEnabledError extends AuthError {}
+
+/** A request without a user (no token) on a cluster with auth enabled (gRPC 3). */
+export class UserEmptyError extends AuthError {}
+
+/**
+ * The token was issued before the auth store last changed (a user or role edit) (gRPC 3). Like
+ * InvalidAuthTokenError, a client with credentials authenticates again and retries once.
+ */
+export class AuthOldRevisionError extends AuthError {}
+
+/** UserAdd of a user that exists. */
+export class UserAlreadyExistsError extends AuthError {}
+
+/** A user management call named a user that does not exist. */
+export class UserNotFoundError extends AuthError {}
+
+/** RoleAdd of a role that exists. */
+export class RoleAlreadyExistsError extends AuthError {}
+
+/** A role management call named a role that does not exist. */
+export class RoleNotFoundError extends AuthError {}
+
+/** UserRevokeRole of a role the user does not have. */
+export class RoleNotGrantedError extends AuthError {}
+
+/** RoleRevokePermission of a permission the role does not have. */
+export class PermissionNotGrantedError extends AuthError {}
+
+/** AuthEnable before a `root` user exists. */
+export class RootUserNotExistError extends AuthError {}
+
+/** AuthEnable while the `root` user lacks the `root` role. */
+export class RootRoleNotExistError extends AuthError {}
+
+/**
+ * A refusal that a fresh token may cure: the token is unknown or older than the auth store, or no
+ * token was sent (auth was enabled after the client connected). Each is decided before the
+ * request changes anything (etcd checks the token before proposing and the permission before
+ * applying; etcdserver/v3_server.go, etcdserver/apply_auth.go), so a write refused this way was
+ * not applied and may be sent again.
+ */
+export function isTokenRefusal(e: unknown): boolean {
+  return (
+    e instanceof InvalidAuthTokenError ||
+    e instanceof AuthOldRevisionError ||
+    e instanceof UserEmptyError
+  );
+}
 
 /**
  * No member could serve the call right now: connection failures, no leader, leader change,
@@ -145,10 +225,15 @@ const unavailable =
   (code: EtcdErrorCode): Factory =>
   (m, d) =>
     new UnavailableError(code, m, d);
+type AuthErrorClass = new (
+  code: EtcdErrorCode,
+  message: string,
+  details: EtcdErrorDetails,
+) => AuthError;
 const auth =
-  (code: EtcdErrorCode): Factory =>
+  (code: EtcdErrorCode, Class: AuthErrorClass = AuthError): Factory =>
   (m, d) =>
-    new AuthError(code, m, d);
+    new Class(code, m, d);
 
 /** Exact server messages (etcd's api/v3rpc/rpctypes/error.go), mapped to the error they mean. */
 const byMessage: ReadonlyMap<string, Factory> = new Map<string, Factory>([
@@ -182,10 +267,32 @@ const byMessage: ReadonlyMap<string, Factory> = new Map<string, Factory>([
   ['etcdserver: leader changed', unavailable('LEADER_CHANGED')],
   ['etcdserver: request timed out', unavailable('SERVER_TIMEOUT')],
   ['etcdserver: server stopped', unavailable('SERVER_STOPPED')],
-  ['etcdserver: permission denied', auth('PERMISSION_DENIED')],
-  ['etcdserver: invalid auth token', auth('INVALID_AUTH_TOKEN')],
-  ['etcdserver: authentication is not enabled', auth('AUTH_NOT_ENABLED')],
-  ['etcdserver: authentication failed, invalid user ID or password', auth('AUTH_FAILED')],
+  ['etcdserver: permission denied', auth('PERMISSION_DENIED', PermissionDeniedError)],
+  ['etcdserver: invalid auth token', auth('INVALID_AUTH_TOKEN', InvalidAuthTokenError)],
+  ['etcdserver: authentication is not enabled', auth('AUTH_NOT_ENABLED', AuthNotEnabledError)],
+  [
+    'etcdserver: authentication failed, invalid user ID or password',
+    auth('AUTH_FAILED', AuthFailedError),
+  ],
+  ['etcdserver: revision of auth store is old', auth('AUTH_OLD_REVISION', AuthOldRevisionError)],
+  ['etcdserver: user name is empty', auth('USER_EMPTY', UserEmptyError)],
+  ['etcdserver: user name already exists', auth('USER_ALREADY_EXISTS', UserAlreadyExistsError)],
+  ['etcdserver: user name not found', auth('USER_NOT_FOUND', UserNotFoundError)],
+  ['etcdserver: role name is empty', auth('ROLE_EMPTY')],
+  ['etcdserver: role name already exists', auth('ROLE_ALREADY_EXISTS', RoleAlreadyExistsError)],
+  ['etcdserver: role name not found', auth('ROLE_NOT_FOUND', RoleNotFoundError)],
+  ['etcdserver: role is not granted to the user', auth('ROLE_NOT_GRANTED', RoleNotGrantedError)],
+  [
+    'etcdserver: permission is not granted to the role',
+    auth('PERMISSION_NOT_GRANTED', PermissionNotGrantedError),
+  ],
+  ['etcdserver: permission not given', auth('PERMISSION_NOT_GIVEN')],
+  ['etcdserver: root user does not exist', auth('ROOT_USER_NOT_EXIST', RootUserNotExistError)],
+  [
+    'etcdserver: root user does not have root role',
+    auth('ROOT_ROLE_NOT_EXIST', RootRoleNotExistError),
+  ],
+  ['etcdserver: invalid auth management', auth('INVALID_AUTH_MGMT')],
   ['etcdserver: member not found', (m, d) => new EtcdError('MEMBER_NOT_FOUND', m, d)],
 ]);
 
@@ -218,12 +325,31 @@ export function isGrpcFailure(e: unknown): e is GrpcFailure {
   );
 }
 
+/**
+ * A Go gRPC status as text, `rpc error: code = Unauthenticated desc = etcdserver: ...`: etcd 3.4
+ * puts a status's Error() string in a watch's cancel_reason (api/v3rpc/watch.go, where a create
+ * the token or the permissions refuse is cancelled with `rpctypes.ErrGRPC....Error()`).
+ */
+const goStatusText = /^rpc error: code = (\w+) desc = ([\s\S]*)$/;
+
+/** A Go codes.Code name (`PermissionDenied`) as its number, from grpc-js's PERMISSION_DENIED. */
+function goCodeNumber(name: string): number | undefined {
+  const key = name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+  const n = (GrpcStatus as unknown as Record<string, unknown>)[key];
+  return typeof n === 'number' ? n : undefined;
+}
+
 /** The typed error for a server message (a watch cancel_reason or a status's details). */
 export function errorFromMessage(
   message: string,
   grpcCode: number | undefined,
   details: Omit<EtcdErrorDetails, 'serverMessage' | 'grpcCode'> = {},
 ): EtcdError {
+  const go = goStatusText.exec(message);
+  if (go !== null) {
+    const code = goCodeNumber(go[1] as string) ?? grpcCode;
+    return errorFromMessage(go[2] as string, code, details);
+  }
   const d: EtcdErrorDetails = {
     ...details,
     serverMessage: message,
@@ -238,9 +364,9 @@ export function errorFromMessage(
     case GrpcStatus.INVALID_ARGUMENT:
       return new InvalidArgumentError('INVALID_ARGUMENT', message, d);
     case GrpcStatus.PERMISSION_DENIED:
-      return new AuthError('PERMISSION_DENIED', message, d);
+      return new PermissionDeniedError('PERMISSION_DENIED', message, d);
     case GrpcStatus.UNAUTHENTICATED:
-      return new AuthError('INVALID_AUTH_TOKEN', message, d);
+      return new InvalidAuthTokenError('INVALID_AUTH_TOKEN', message, d);
     case GrpcStatus.RESOURCE_EXHAUSTED:
       return new TooManyRequestsError('TOO_MANY_REQUESTS', message, d);
     default:
