@@ -21,6 +21,7 @@ export class CallScope {
   readonly deadlineMs: number;
   readonly #controller = new AbortController();
   readonly #cleanup: Array<() => void> = [];
+  #timedOut = false;
 
   constructor(options: CallOptions, defaultTimeoutMs: number, closed: AbortSignal, what: string) {
     this.signal = this.#controller.signal;
@@ -46,15 +47,19 @@ export class CallScope {
     );
     // An infinite bound (a wait that only the caller or a close may end) sets no timer.
     if (Number.isFinite(timeoutMs)) {
-      const timer = setTimeout(
-        () =>
-          this.#controller.abort(
-            new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`),
-          ),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => {
+        this.#timedOut = !this.signal.aborted;
+        this.#controller.abort(
+          new TimeoutError('TIMEOUT', `${what}: timed out after ${timeoutMs} ms`),
+        );
+      }, timeoutMs);
       this.#cleanup.push(() => clearTimeout(timer));
     }
+  }
+
+  /** The call ended by its own deadline (its reason is this scope's TimeoutError). */
+  get timedOut(): boolean {
+    return this.#timedOut;
   }
 
   /** Milliseconds left before the deadline (0 when past). */

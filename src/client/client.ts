@@ -3,6 +3,7 @@
 import type { CallOptions } from './call-options.js';
 import { Connection } from './connection.js';
 import { ClientClosedError } from './errors.js';
+import { ChannelSecurity, type TlsOptions } from './tls.js';
 import { KV } from './kv.js';
 import { Lease } from './lease.js';
 import { Session, type SessionOptions } from './session.js';
@@ -11,8 +12,17 @@ import { decodeHeader, int64, type Bytes } from './codec.js';
 import './dispose.js';
 
 export interface ClientOptions {
-  /** Member client URLs (`http://host:port` or `host:port`); the first is tried first. */
+  /**
+   * Member client URLs, the first tried first: `https://host:port` (TLS), `http://host:port`
+   * (plain text) or `host:port` (TLS if `tls` is given, else plain text), as clientv3 3.4.
+   */
   readonly endpoints: readonly string[];
+  /**
+   * TLS material for the https:// (and, when given, the bare) endpoints: the CA to trust
+   * (default: the system's roots), a client certificate and key for servers that ask for one,
+   * the server name to expect. PEM contents, or `caFile`/`certFile`/`keyFile` paths.
+   */
+  readonly tls?: TlsOptions;
   /**
    * Bound on each call, retries and failover included, unless the call gives `timeoutMs`.
    * Default 5 000 ms (etcd's own request timeout is 5 s + 2 × election timeout).
@@ -40,6 +50,7 @@ export class Client implements AsyncDisposable {
       endpoints: options.endpoints,
       defaultTimeoutMs: options.defaultTimeoutMs ?? defaultTimeoutMsDefault,
       attemptTimeoutMs: options.attemptTimeoutMs ?? attemptTimeoutMsDefault,
+      security: new ChannelSecurity(options.tls),
     });
     this.kv = new KV(this.#connection);
     this.lease = new Lease(this.#connection);
@@ -91,9 +102,10 @@ export class Client implements AsyncDisposable {
   ): Promise<{ memberId: bigint; leader: bigint; raftTerm: bigint; version: string }> {
     const ep = endpoint ?? this.#connection.endpoints.preferred;
     const single = new Connection({
-      endpoints: [ep],
+      endpoints: [this.#connection.endpoints.url(ep)],
       defaultTimeoutMs: this.#connection.defaultTimeoutMs,
       attemptTimeoutMs: this.#connection.attemptTimeoutMs,
+      security: this.#connection.security,
     });
     try {
       const w = await single.unary<Record<string, unknown>>('Maintenance.Status', {}, 'read', {

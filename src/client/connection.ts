@@ -23,6 +23,7 @@ import { CallScope, type CallOptions } from './call-options.js';
 import { Endpoints } from './endpoints.js';
 import {
   ClientClosedError,
+  TimeoutError,
   UnavailableError,
   UnknownOutcomeError,
   errorFromGrpc,
@@ -31,6 +32,7 @@ import {
   type GrpcFailure,
 } from './errors.js';
 import { method, type MethodName } from './protos.js';
+import { ChannelSecurity } from './tls.js';
 
 export type CallKind = 'read' | 'write';
 
@@ -38,6 +40,8 @@ export interface ConnectionOptions {
   readonly endpoints: readonly string[];
   readonly defaultTimeoutMs: number;
   readonly attemptTimeoutMs: number;
+  /** Channel credentials (tls.ts); default: no TLS material (https:// uses the system roots). */
+  readonly security?: ChannelSecurity;
 }
 
 // Named limits.
@@ -64,6 +68,18 @@ const channelOptions: grpc.ChannelOptions = {
   'grpc.max_reconnect_backoff_ms': 1_000,
 };
 
+/**
+ * The call's own deadline passed: say what the last attempt ran into (a TLS handshake refused, a
+ * member down), which the bare timeout would hide.
+ */
+function withLastFailure(timeout: unknown, last: EtcdError | undefined): unknown {
+  if (!(timeout instanceof TimeoutError) || last === undefined) return timeout;
+  return new TimeoutError('TIMEOUT', `${timeout.message}; last failure: ${last.message}`, {
+    cause: last,
+    ...(last.endpoint === undefined ? {} : { endpoint: last.endpoint }),
+  });
+}
+
 /** True when grpc-js failed the call before sending it: the channel had no connection. */
 export function neverSent(e: GrpcFailure): boolean {
   return (
@@ -88,6 +104,7 @@ export class Connection {
   readonly endpoints: Endpoints;
   readonly defaultTimeoutMs: number;
   readonly attemptTimeoutMs: number;
+  readonly security: ChannelSecurity;
   readonly #clients = new Map<string, grpc.Client>();
   readonly #closed = new AbortController();
 
@@ -95,6 +112,7 @@ export class Connection {
     this.endpoints = new Endpoints(options.endpoints);
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.attemptTimeoutMs = options.attemptTimeoutMs;
+    this.security = options.security ?? new ChannelSecurity(undefined);
   }
 
   /** Aborted when the connection is closed. */
@@ -110,7 +128,11 @@ export class Connection {
     if (this.isClosed) throw new ClientClosedError('CLIENT_CLOSED', 'tenure/client: closed');
     let c = this.#clients.get(endpoint);
     if (c === undefined) {
-      c = new grpc.Client(endpoint, grpc.credentials.createInsecure(), channelOptions);
+      const secure = this.security.secure(this.endpoints.scheme(endpoint));
+      c = new grpc.Client(endpoint, this.security.credentials(secure), {
+        ...channelOptions,
+        ...this.security.channelOptions(secure),
+      });
       this.#clients.set(endpoint, c);
     }
     return c;
@@ -144,8 +166,8 @@ export class Connection {
     attempt: (endpoint: string, deadlineMs: number, signal: AbortSignal) => Promise<T>,
   ): Promise<T> {
     const scope = this.scope(options, name);
+    let last: EtcdError | undefined;
     try {
-      let last: EtcdError | undefined;
       for (let round = 0; round < roundsPerCallMax; round++) {
         for (const endpoint of this.endpoints.order()) {
           scope.throwIfAborted();
@@ -179,6 +201,8 @@ export class Connection {
         await scope.sleep(Math.min(roundBackoffMsMax, roundBackoffMsMin * 2 ** round));
       }
       throw last ?? new UnavailableError('UNAVAILABLE', `${name}: no endpoint answered`);
+    } catch (e) {
+      throw scope.timedOut && e === scope.signal.reason ? withLastFailure(e, last) : e;
     } finally {
       scope.dispose();
     }

@@ -1,26 +1,53 @@
 // The member endpoints a client talks to, and which one it prefers. Calls start at the preferred
 // endpoint; a connection failure moves the preference to the next one in order (round robin), so
 // later calls and stream reconnects go to a member that was last seen working.
+import type { EndpointScheme } from './tls.js';
 
-/** `http://host:port` or `host:port` → `host:port`; TLS is not supported yet. */
-export function parseEndpoint(endpoint: string): string {
+export interface ParsedEndpoint {
+  /** `host:port`, the channel's target. */
+  readonly hostPort: string;
+  /** The URL's scheme; undefined for a bare `host:port` (TLS then iff `tls` is given: tls.ts). */
+  readonly scheme: EndpointScheme;
+}
+
+/** `https://host:port`, `http://host:port` or `host:port` → its `host:port` and scheme. */
+export function parseEndpointUrl(endpoint: string): ParsedEndpoint {
   const m = /^(?:(https?):\/\/)?([^/]+)\/?$/.exec(endpoint.trim());
   if (m === null || m[2] === undefined) {
     throw new TypeError(`tenure/client: bad endpoint ${JSON.stringify(endpoint)}`);
   }
-  if (m[1] === 'https') {
-    throw new TypeError(`tenure/client: TLS endpoints are not supported yet (${endpoint})`);
-  }
-  return m[2];
+  return { hostPort: m[2], scheme: m[1] as EndpointScheme };
+}
+
+/** `https://host:port`, `http://host:port` or `host:port` → `host:port`. */
+export function parseEndpoint(endpoint: string): string {
+  return parseEndpointUrl(endpoint).hostPort;
 }
 
 export class Endpoints {
   readonly all: readonly string[];
+  /** Each endpoint's scheme as given, by `host:port`. */
+  readonly #schemes: ReadonlyMap<string, EndpointScheme>;
   #preferred = 0;
 
   constructor(endpoints: readonly string[]) {
     if (endpoints.length === 0) throw new TypeError('tenure/client: no endpoints given');
-    this.all = endpoints.map(parseEndpoint);
+    const parsed = endpoints.map(parseEndpointUrl);
+    this.all = parsed.map((p) => p.hostPort);
+    this.#schemes = new Map(parsed.map((p) => [p.hostPort, p.scheme]));
+  }
+
+  /**
+   * The scheme `endpoint` (`host:port`) was given with; undefined if bare or not one of ours.
+   */
+  scheme(endpoint: string): EndpointScheme {
+    return this.#schemes.get(endpoint);
+  }
+
+  /** `endpoint` (`host:port`) as it was given: with its scheme, if it had one. */
+  url(endpoint: string): string {
+    const scheme = this.#schemes.get(endpoint);
+    return scheme === undefined ? endpoint : `${scheme}://${endpoint}`;
   }
 
   get preferred(): string {
