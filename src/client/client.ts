@@ -1,5 +1,6 @@
 // The client: one Connection (channels to every endpoint, failover; connection.ts) and the
 // service APIs on top of it.
+import type { Credentials } from './auth-token.js';
 import type { CallOptions } from './call-options.js';
 import { Connection } from './connection.js';
 import { ClientClosedError } from './errors.js';
@@ -24,6 +25,14 @@ export interface ClientOptions {
    */
   readonly tls?: TlsOptions;
   /**
+   * Sign in as this user: connect() authenticates (AuthFailedError for a wrong name or
+   * password), every call and stream then carries the token, and a token the cluster stops
+   * accepting (expired, member restarted, auth store changed) is replaced and the call sent
+   * again, once, without the caller noticing. On a cluster with auth disabled the client goes
+   * on without a token.
+   */
+  readonly auth?: Credentials;
+  /**
    * Bound on each call, retries and failover included, unless the call gives `timeoutMs`.
    * Default 5 000 ms (etcd's own request timeout is 5 s + 2 × election timeout).
    */
@@ -38,6 +47,9 @@ export interface ClientOptions {
 const defaultTimeoutMsDefault = 5_000;
 const attemptTimeoutMsDefault = 2_000;
 
+/** Set in Client's static block: the sign-in connect() awaits, which needs the connection. */
+let signIn: (client: Client) => Promise<void>;
+
 export class Client implements AsyncDisposable {
   readonly kv: KV;
   readonly lease: Lease;
@@ -45,15 +57,31 @@ export class Client implements AsyncDisposable {
   readonly #sessions = new Set<Session>();
   readonly #closing = new AbortController();
 
+  static {
+    signIn = async (client) => {
+      await client.#connection.token(client.#connection.closedSignal);
+    };
+  }
+
   constructor(options: ClientOptions) {
+    const auth = options.auth;
+    if (auth !== undefined && (typeof auth.username !== 'string' || auth.username === '')) {
+      throw new TypeError('tenure/client: auth.username must be a non-empty string');
+    }
     this.#connection = new Connection({
       endpoints: options.endpoints,
       defaultTimeoutMs: options.defaultTimeoutMs ?? defaultTimeoutMsDefault,
       attemptTimeoutMs: options.attemptTimeoutMs ?? attemptTimeoutMsDefault,
       security: new ChannelSecurity(options.tls),
+      ...(auth === undefined ? {} : { credentials: auth }),
     });
     this.kv = new KV(this.#connection);
     this.lease = new Lease(this.#connection);
+  }
+
+  /** Authenticate calls that succeeded so far (0 without `auth`): one per token obtained. */
+  get authentications(): number {
+    return this.#connection.tokens?.authentications ?? 0;
   }
 
   /** The endpoints as `host:port`, in configuration order. */
@@ -106,6 +134,7 @@ export class Client implements AsyncDisposable {
       defaultTimeoutMs: this.#connection.defaultTimeoutMs,
       attemptTimeoutMs: this.#connection.attemptTimeoutMs,
       security: this.#connection.security,
+      ...(this.#connection.tokens === undefined ? {} : { tokens: this.#connection.tokens }),
     });
     try {
       const w = await single.unary<Record<string, unknown>>('Maintenance.Status', {}, 'read', {
@@ -149,7 +178,19 @@ export class Client implements AsyncDisposable {
   }
 }
 
-/** Create a client. Channels connect lazily, on the first call. */
-export function connect(options: ClientOptions): Promise<Client> {
-  return Promise.resolve(new Client(options));
+/**
+ * Create a client. Without `auth`, channels connect lazily, on the first call; with `auth`, the
+ * client authenticates first and connect() rejects with that failure (AuthFailedError, or
+ * UnavailableError / TimeoutError when no member answered), the client closed.
+ */
+export async function connect(options: ClientOptions): Promise<Client> {
+  const client = new Client(options);
+  if (options.auth === undefined) return client;
+  try {
+    await signIn(client);
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  return client;
 }

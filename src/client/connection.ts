@@ -18,8 +18,17 @@
 //   it idempotent).
 // - Every other error (InvalidArgument, LeaseNotFound, Compacted, ...) is the server's answer and
 //   is thrown at once.
+// - With credentials, a call refused for its token (invalid or expired token, auth store revision
+//   moved on, no token while auth is on: errors.ts, isTokenRefusal) authenticates again (shared
+//   with every call refused meanwhile: auth-token.ts) and is sent once more, to the same endpoint,
+//   read or write alike. A second refusal is thrown. Retrying a write here is safe because each
+//   of those refusals is decided before the request is applied; clientv3 does the same, refreshing
+//   the token and retrying before it asks whether the call may be retried at all
+//   (clientv3/retry_interceptor.go, unaryClientInterceptor: the ErrInvalidAuthToken branch comes
+//   before isSafeRetry).
 import * as grpc from '@grpc/grpc-js';
 import { CallScope, type CallOptions } from './call-options.js';
+import { TokenSource, type Credentials } from './auth-token.js';
 import { Endpoints } from './endpoints.js';
 import {
   ClientClosedError,
@@ -28,6 +37,7 @@ import {
   UnknownOutcomeError,
   errorFromGrpc,
   isGrpcFailure,
+  isTokenRefusal,
   type EtcdError,
   type GrpcFailure,
 } from './errors.js';
@@ -42,7 +52,22 @@ export interface ConnectionOptions {
   readonly attemptTimeoutMs: number;
   /** Channel credentials (tls.ts); default: no TLS material (https:// uses the system roots). */
   readonly security?: ChannelSecurity;
+  /** Authenticate with these and send the token with every call and stream. */
+  readonly credentials?: Credentials;
+  /** Use this token source (another connection's) instead of one for `credentials`. */
+  readonly tokens?: TokenSource;
 }
+
+/** One attempt of a call on one endpoint, carrying `token` (undefined: none). */
+export type Attempt<T> = (
+  endpoint: string,
+  deadlineMs: number,
+  signal: AbortSignal,
+  token: string | undefined,
+) => Promise<T>;
+
+/** The gRPC metadata key of the auth token (etcd's rpctypes.TokenFieldNameGRPC). */
+const tokenMetadataKey = 'token';
 
 // Named limits.
 /** Full rounds over the endpoints one call may make (each round ends with a backoff). */
@@ -105,6 +130,8 @@ export class Connection {
   readonly defaultTimeoutMs: number;
   readonly attemptTimeoutMs: number;
   readonly security: ChannelSecurity;
+  /** Undefined without credentials: calls then carry no token. */
+  readonly tokens: TokenSource | undefined;
   readonly #clients = new Map<string, grpc.Client>();
   readonly #closed = new AbortController();
 
@@ -113,6 +140,10 @@ export class Connection {
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.attemptTimeoutMs = options.attemptTimeoutMs;
     this.security = options.security ?? new ChannelSecurity(undefined);
+    const creds = options.credentials;
+    this.tokens =
+      options.tokens ??
+      (creds === undefined ? undefined : new TokenSource(() => this.#authenticate(creds)));
   }
 
   /** Aborted when the connection is closed. */
@@ -138,6 +169,45 @@ export class Connection {
     return c;
   }
 
+  /** The token for a stream about to be made (authenticating first if there is none yet). */
+  token(signal: AbortSignal): Promise<string | undefined> {
+    return this.tokens?.get(signal) ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * `stale` was refused by a server: a fresh token (see auth-token.ts), or undefined without
+   * credentials (the refusal is then final).
+   */
+  refreshToken(stale: string | undefined, signal: AbortSignal): Promise<string | undefined> {
+    return this.tokens?.refresh(stale, signal) ?? Promise.resolve(undefined);
+  }
+
+  /** Authenticate with `creds` (no token sent, no re-authentication); resolves with the token. */
+  async #authenticate(creds: Credentials): Promise<string> {
+    const request = { name: creds.username, password: creds.password };
+    // Like a read for failover: a second Authenticate only issues a second token, which the
+    // member forgets after its TTL (etcd's --auth-token-ttl).
+    const w = await this.#failover<Record<string, unknown>>(
+      'Auth.Authenticate',
+      'read',
+      {},
+      (endpoint, deadlineMs, signal) =>
+        this.#attempt('Auth.Authenticate', endpoint, request, deadlineMs, signal, undefined),
+      false,
+    );
+    const token = w.token;
+    if (typeof token !== 'string' || token === '') {
+      throw new UnavailableError('UNAVAILABLE', 'Authenticate: the answer carried no token');
+    }
+    return token;
+  }
+
+  #metadata(token: string | undefined): grpc.Metadata {
+    const md = new grpc.Metadata();
+    if (token !== undefined) md.set(tokenMetadataKey, token);
+    return md;
+  }
+
   /** A CallScope bound to this connection's default timeout and close. */
   scope(options: CallOptions, what: string): CallScope {
     return new CallScope(options, this.defaultTimeoutMs, this.#closed.signal, what);
@@ -150,52 +220,78 @@ export class Connection {
     kind: CallKind,
     options: CallOptions,
   ): Promise<Res> {
-    return this.withFailover(name, kind, options, (endpoint, deadlineMs, signal) =>
-      this.#attempt<Res>(name, endpoint, request, deadlineMs, signal),
+    return this.withFailover(name, kind, options, (endpoint, deadlineMs, signal, token) =>
+      this.#attempt<Res>(name, endpoint, request, deadlineMs, signal, token),
     );
   }
 
   /**
-   * Run `attempt` on one endpoint after another under the failover rule above. `attempt` must
-   * reject with the gRPC failure (code and details) or, once `signal` is aborted, with anything.
+   * Run `attempt` on one endpoint after another under the failover rule above, with the token (if
+   * the client has credentials; re-authenticating once on a refusal). `attempt` must reject with
+   * the gRPC failure (code and details) or, once `signal` is aborted, with anything.
    */
-  async withFailover<T>(
+  withFailover<T>(
     name: string,
     kind: CallKind,
     options: CallOptions,
-    attempt: (endpoint: string, deadlineMs: number, signal: AbortSignal) => Promise<T>,
+    attempt: Attempt<T>,
+  ): Promise<T> {
+    return this.#failover(name, kind, options, attempt, true);
+  }
+
+  async #failover<T>(
+    name: string,
+    kind: CallKind,
+    options: CallOptions,
+    attempt: Attempt<T>,
+    withToken: boolean,
   ): Promise<T> {
     const scope = this.scope(options, name);
+    const tokens = withToken ? this.tokens : undefined;
     let last: EtcdError | undefined;
+    /** One re-authentication per call: a fresh token refused again is the answer. */
+    let reauthenticated = false;
     try {
       for (let round = 0; round < roundsPerCallMax; round++) {
         for (const endpoint of this.endpoints.order()) {
-          scope.throwIfAborted();
-          // gRPC takes its deadline on the wall clock and turns it into a relative timeout when
-          // the attempt starts, right away: the call's own bound stays on the monotonic clock.
-          const deadlineMs =
-            Date.now() +
-            (kind === 'read'
-              ? Math.min(scope.remainingMs(), this.attemptTimeoutMs)
-              : scope.remainingMs() + writeDeadlineSlackMs);
-          try {
-            return await attempt(endpoint, deadlineMs, scope.signal);
-          } catch (e) {
-            if (scope.signal.aborted) throw scope.signal.reason;
-            if (!isGrpcFailure(e)) throw e;
-            const typed = errorFromGrpc(e, endpoint);
-            const verdict = classify(e, typed, kind);
-            if (verdict === 'fatal') throw typed;
-            this.endpoints.failed(endpoint);
-            if (verdict === 'unknown') {
-              throw new UnknownOutcomeError(
-                'UNKNOWN_OUTCOME',
-                `${name} via ${endpoint} failed after it may have been sent (${e.details}); ` +
-                  'it may or may not have been applied and was not retried',
-                { cause: typed, endpoint, grpcCode: e.code, serverMessage: e.details },
-              );
+          // A second pass on the same endpoint only after a re-authentication.
+          for (let pass = 0; pass < 2; pass++) {
+            scope.throwIfAborted();
+            const token = tokens === undefined ? undefined : await tokens.get(scope.signal);
+            // gRPC takes its deadline on the wall clock and turns it into a relative timeout
+            // when the attempt starts, right away: the call's own bound stays on the monotonic
+            // clock.
+            const deadlineMs =
+              Date.now() +
+              (kind === 'read'
+                ? Math.min(scope.remainingMs(), this.attemptTimeoutMs)
+                : scope.remainingMs() + writeDeadlineSlackMs);
+            try {
+              return await attempt(endpoint, deadlineMs, scope.signal, token);
+            } catch (e) {
+              if (scope.signal.aborted) throw scope.signal.reason;
+              if (!isGrpcFailure(e)) throw e;
+              const typed = errorFromGrpc(e, endpoint);
+              if (tokens !== undefined && !reauthenticated && isTokenRefusal(typed)) {
+                // Refused before it was applied (see the rule above): authenticate, send again.
+                reauthenticated = true;
+                await tokens.refresh(token, scope.signal);
+                continue;
+              }
+              const verdict = classify(e, typed, kind);
+              if (verdict === 'fatal') throw typed;
+              this.endpoints.failed(endpoint);
+              if (verdict === 'unknown') {
+                throw new UnknownOutcomeError(
+                  'UNKNOWN_OUTCOME',
+                  `${name} via ${endpoint} failed after it may have been sent (${e.details}); ` +
+                    'it may or may not have been applied and was not retried',
+                  { cause: typed, endpoint, grpcCode: e.code, serverMessage: e.details },
+                );
+              }
+              last = typed;
+              break;
             }
-            last = typed;
           }
         }
         await scope.sleep(Math.min(roundBackoffMsMax, roundBackoffMsMin * 2 ** round));
@@ -214,6 +310,7 @@ export class Connection {
     request: object,
     deadlineMs: number,
     signal: AbortSignal,
+    token: string | undefined,
   ): Promise<Res> {
     const m = method(name);
     const client = this.#client(endpoint);
@@ -223,7 +320,7 @@ export class Connection {
         m.requestSerialize,
         m.responseDeserialize,
         request,
-        new grpc.Metadata(),
+        this.#metadata(token),
         { deadline: deadlineMs },
         (err, res) => {
           signal.removeEventListener('abort', onAbort);
@@ -240,14 +337,16 @@ export class Connection {
    * A bidirectional stream to `endpoint`. `requireLeader` sets etcd's `hasleader` metadata
    * (as clientv3.WithRequireLeader does), so a member that loses its leader ends the stream with
    * `etcdserver: no leader` instead of leaving it silent; the caller then reconnects elsewhere.
+   * The stream carries `token` (default: the current one, if any).
    */
   bidi(
     name: MethodName,
     endpoint: string,
     requireLeader: boolean,
+    token: string | undefined = this.tokens?.current,
   ): grpc.ClientDuplexStream<object, Record<string, unknown>> {
     const m = method(name);
-    const md = new grpc.Metadata();
+    const md = this.#metadata(token);
     if (requireLeader) md.set('hasleader', 'true');
     return this.#client(endpoint).makeBidiStreamRequest(
       m.path,

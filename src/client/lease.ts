@@ -120,7 +120,7 @@ export class Lease {
       'Lease.LeaseKeepAlive',
       'read',
       options,
-      (endpoint, deadlineMs, signal) => this.#renew(endpoint, id, deadlineMs, signal),
+      (endpoint, deadlineMs, signal, token) => this.#renew(endpoint, id, deadlineMs, signal, token),
     );
     const ttlSeconds = Number(w.TTL);
     if (!(ttlSeconds > 0)) {
@@ -138,9 +138,10 @@ export class Lease {
     id: bigint,
     deadlineMs: number,
     signal: AbortSignal,
+    token: string | undefined,
   ): Promise<WireObject> {
     return new Promise<WireObject>((resolve, reject) => {
-      const call = this.#connection.bidi('Lease.LeaseKeepAlive', endpoint, true);
+      const call = this.#connection.bidi('Lease.LeaseKeepAlive', endpoint, true, token);
       let done = false;
       const finish = (settle: () => void): void => {
         if (done) return;

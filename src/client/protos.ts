@@ -50,7 +50,27 @@ export type MethodName =
   | 'Lease.LeaseKeepAlive'
   | 'Lease.LeaseTimeToLive'
   | 'Lease.LeaseLeases'
-  | 'Maintenance.Status';
+  | 'Maintenance.Status'
+  | `Auth.${AuthMethod}`;
+
+/** The Auth service's methods (etcd 3.4's; rpc.proto, service Auth). */
+export type AuthMethod =
+  | 'AuthEnable'
+  | 'AuthDisable'
+  | 'Authenticate'
+  | 'UserAdd'
+  | 'UserGet'
+  | 'UserList'
+  | 'UserDelete'
+  | 'UserChangePassword'
+  | 'UserGrantRole'
+  | 'UserRevokeRole'
+  | 'RoleAdd'
+  | 'RoleGet'
+  | 'RoleList'
+  | 'RoleDelete'
+  | 'RoleGrantPermission'
+  | 'RoleRevokePermission';
 
 export type AnyMethod = MethodDefinition<object, Record<string, unknown>>;
 

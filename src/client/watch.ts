@@ -42,6 +42,7 @@ import {
   errorFromGrpc,
   errorFromMessage,
   isGrpcFailure,
+  isTokenRefusal,
 } from './errors.js';
 import { AsyncQueue } from '../core/base/async-queue.js';
 import './dispose.js';
@@ -163,15 +164,32 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
     const stop = this.#stop.signal;
     let failures = 0;
     let healthySinceMs = performance.now();
+    let token: string | undefined;
+    // A create refused for its token (etcd 3.4 cancels it with `invalid auth token` as the
+    // reason: api/v3rpc/watch.go) is made again once with a fresh token; refused again, the watch
+    // ends with the refusal. `stale` is the refused token until a fresh one has been obtained.
+    let stale: { readonly token: string | undefined } | undefined;
+    let reauthenticated = false;
     while (!stop.aborted) {
       const endpoint = this.#connection.endpoints.preferred;
       try {
-        await this.#stream1(endpoint, () => {
+        token =
+          stale === undefined
+            ? await this.#connection.token(stop)
+            : await this.#connection.refreshToken(stale.token, stop);
+        stale = undefined;
+        await this.#stream1(endpoint, token, () => {
           failures = 0;
           healthySinceMs = performance.now();
+          reauthenticated = false;
         });
       } catch (e) {
         if (stop.aborted) break;
+        if (this.#connection.tokens !== undefined && !reauthenticated && isTokenRefusal(e)) {
+          reauthenticated = true;
+          stale = { token };
+          continue;
+        }
         // A watch is a read: re-creating it elsewhere is always safe. Only answers that would be
         // the same from any member end it.
         // A closed client answers nothing ever again: retrying would loop until the window ends.
@@ -217,10 +235,10 @@ export class Watcher implements AsyncIterable<WatchBatch>, AsyncDisposable {
   }
 
   /** One stream's life; rejects with the reason it ended (an EtcdError), never resolves. */
-  #stream1(endpoint: string, healthy: () => void): Promise<void> {
+  #stream1(endpoint: string, token: string | undefined, healthy: () => void): Promise<void> {
     return new Promise<void>((_resolve, reject) => {
       const stop = this.#stop.signal;
-      const call = this.#connection.bidi('Watch.Watch', endpoint, true);
+      const call = this.#connection.bidi('Watch.Watch', endpoint, true, token);
       this.#stream = call;
       let done = false;
       const finish = (e: Error): void => {
