@@ -1,5 +1,6 @@
 // The client: one Connection (channels to every endpoint, failover; connection.ts) and the
 // service APIs on top of it.
+import { Auth } from './auth.js';
 import type { Credentials } from './auth-token.js';
 import type { CallOptions } from './call-options.js';
 import { Connection } from './connection.js';
@@ -53,6 +54,8 @@ let signIn: (client: Client) => Promise<void>;
 export class Client implements AsyncDisposable {
   readonly kv: KV;
   readonly lease: Lease;
+  /** Users, roles, permissions, enabling auth (etcd's Auth service). */
+  readonly auth: Auth;
   readonly #connection: Connection;
   readonly #sessions = new Set<Session>();
   readonly #closing = new AbortController();
@@ -77,6 +80,7 @@ export class Client implements AsyncDisposable {
     });
     this.kv = new KV(this.#connection);
     this.lease = new Lease(this.#connection);
+    this.auth = new Auth(this.#connection);
   }
 
   /** Authenticate calls that succeeded so far (0 without `auth`): one per token obtained. */

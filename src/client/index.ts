@@ -5,6 +5,7 @@ import './dispose.js';
 export { connect, Client, type ClientOptions } from './client.js';
 export type { TlsOptions } from './tls.js';
 export type { Credentials } from './auth-token.js';
+export { Auth, type Permission, type PermissionType } from './auth.js';
 export type { CallOptions } from './call-options.js';
 export type { Bytes, KeyValue, KeyRangeOptions, ResponseHeader } from './codec.js';
 export { KV } from './kv.js';
