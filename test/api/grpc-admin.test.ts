@@ -1,6 +1,6 @@
 // Cluster, Maintenance and Health over gRPC (etcd's server/etcdserver/api/v3rpc/member.go,
 // maintenance.go and health.go), and the methods tenure does not serve (UNIMPLEMENTED, including
-// the Auth service, which is not in tenure's protos).
+// Auth.AuthStatus, which etcd 3.5 added and 3.4 answers with UNIMPLEMENTED).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
@@ -58,7 +58,7 @@ test('health Check is SERVING with a leader; an unknown service is NOT_FOUND', a
   assert.equal(unknown.error?.code, grpc.status.NOT_FOUND);
 });
 
-test('unserved methods and the Auth service answer UNIMPLEMENTED', async () => {
+test('unserved methods and the 3.5-only AuthStatus answer UNIMPLEMENTED', async () => {
   for (const path of [
     '/etcdserverpb.Cluster/MemberPromote',
     '/etcdserverpb.Maintenance/HashKV',
@@ -69,7 +69,7 @@ test('unserved methods and the Auth service answer UNIMPLEMENTED', async () => {
   }
   const auth = await new Promise<grpc.ServiceError | null>((resolve) => {
     f.client.raw.makeUnaryRequest(
-      '/etcdserverpb.Auth/Authenticate',
+      '/etcdserverpb.Auth/AuthStatus',
       (x: Buffer) => x,
       (x: Buffer) => x,
       Buffer.alloc(0),

@@ -176,7 +176,7 @@ test('the server: split and compressed requests, limits, bad input, deadlines', 
   const none = await rawCall(session, '/etcdserverpb.KV/Range', []);
   assert.equal(none.grpcStatus, String(GrpcStatus.INTERNAL));
 
-  const unknown = await rawCall(session, '/etcdserverpb.Auth/Authenticate', [frameMessage(range)]);
+  const unknown = await rawCall(session, '/etcdserverpb.Auth/AuthStatus', [frameMessage(range)]);
   assert.equal(unknown.grpcStatus, String(GrpcStatus.UNIMPLEMENTED));
 
   const text = await rawCall(session, '/etcdserverpb.KV/Range', [frameMessage(range)], {

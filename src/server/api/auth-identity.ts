@@ -51,6 +51,18 @@ export async function callerOf(backend: KvBackend, call: CallInfo): Promise<Auth
   return undefined;
 }
 
+/**
+ * Whether auth checks apply now. Call sites test it before awaiting any helper here, so that
+ * with auth off a request takes exactly the turns of the event loop it took before auth existed
+ * (the simulator's recorded schedules depend on that).
+ */
+export function authOn(backend: KvBackend): boolean {
+  return backend.machine.auth.enabled;
+}
+
+/** What a command carries while auth is off: no identity. */
+export const NO_STAMP: { readonly as?: AuthAs } = Object.freeze({});
+
 /** `{ as }` for a command, or nothing: commands made while auth is off carry no identity. */
 export async function stampOf(
   backend: KvBackend,

@@ -16,7 +16,7 @@ import {
 } from '../../core/state/etcd-errors.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { ClientApiConfig } from './api-config.js';
-import { stampOf } from './auth-identity.js';
+import { authOn, NO_STAMP, stampOf } from './auth-identity.js';
 import type { ApiService, CallInfo, UnaryHandler, WireObject } from './convert.js';
 import {
   asMessage,
@@ -88,7 +88,7 @@ export function authHandlers(backend: KvBackend, config: ClientApiConfig): ApiSe
     call: CallInfo,
     shape: AuthAnswerShape = () => ({}),
   ): Promise<object> => {
-    const stamp = await stampOf(backend, call);
+    const stamp = authOn(backend) ? await stampOf(backend, call) : NO_STAMP;
     const r = await backend.propose({ type: 'auth', op, ...stamp }, call.signal);
     const response = expectResult(r, 'auth').response;
     return { header: toProtoHeader(backend, response.header.revision), ...shape(response) };
