@@ -28,6 +28,8 @@ export class TokenTable {
   private lastSweepMs = -Infinity;
   /** `--auth-token-ttl`, in ms. */
   ttlMs = AUTH_TOKEN_TTL_MS_DEFAULT;
+  /** Tokens of entries at or below this index were issued before this process started. */
+  private issuedThrough = 0;
   /** The member's monotonic clock, in ms; NaN until the API layer sets it. */
   now: () => number = () => NaN;
 
@@ -35,8 +37,23 @@ export class TokenTable {
     return this.tokens.size;
   }
 
-  register(token: string, user: string): void {
+  /** `index`: the log index of the Authenticate entry that issued it. */
+  register(token: string, user: string, index: number): void {
+    if (index <= this.issuedThrough) return;
     this.tokens.set(token, { user, lastUsedMs: this.now() });
+  }
+
+  /**
+   * A restarted member forgets the tokens it held, as etcd's in-memory simple tokens are lost:
+   * those of the entries its log held at start are not registered again when it replays them
+   * (other members, which did not restart, still know them).
+   */
+  forgetIssuedThrough(index: number): void {
+    this.issuedThrough = Math.max(this.issuedThrough, index);
+    for (const token of [...this.tokens.keys()]) {
+      const at = tokenIndex(token);
+      if (at !== null && at <= index) this.tokens.delete(token);
+    }
   }
 
   /** The token's user, renewing its TTL; undefined when unknown or expired. */

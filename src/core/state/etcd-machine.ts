@@ -271,7 +271,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     if (auth.revision !== checkedRevision)
       return { type: 'authenticate', response: { header, token: null } };
     const token = `${tokenPrefix}.${index}`;
-    this.tokens.register(token, name);
+    this.tokens.register(token, name, index);
     return { type: 'authenticate', response: { header, token } };
   }
 

@@ -200,6 +200,9 @@ export class Member implements KvBackend {
         },
       },
     );
+    // Simple tokens live in memory in etcd and die with the process; replaying the log must not
+    // bring back those this member had issued or learned before it stopped.
+    this.machine.tokens.forgetIssuedThrough(this.replica.raft.log.lastIndex());
     this.cancelTimers.push(this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.leases.expire()));
   }
 
