@@ -136,6 +136,61 @@ describe('auth over TLS with --client-cert-auth', () => {
     assert.match(admin.out, /etcdserver: permission denied/);
   });
 
+  test('Lock runs as its caller: alice may lock inside her prefix only', async () => {
+    const ok = await etcdctl(endpoint, [
+      ...tlsAs('client-alice'),
+      'lock',
+      'app/locks',
+      'echo',
+      'held',
+    ]);
+    assert.equal(ok.code, 0, ok.out);
+    assert.match(ok.out, /held/);
+    const denied = await etcdctl(endpoint, [...tlsAs('client-alice'), 'lock', 'ops', 'echo', 'x']);
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.out, /etcdserver: permission denied/);
+    const elect = await etcdctl(endpoint, [...tlsAs('client-alice'), 'elect', '-l', 'ops']);
+    assert.match(elect.out, /etcdserver: permission denied/);
+  });
+
+  test('the Lock and Election services run as their caller', async () => {
+    const client = new grpc.Client(
+      `127.0.0.1:${port}`,
+      grpc.credentials.createSsl(
+        readFileSync(pem('ca.crt')),
+        readFileSync(pem('client-alice.key')),
+        readFileSync(pem('client-alice.crt')),
+      ),
+    );
+    try {
+      const lease = await rawUnary(client, 'etcdserverpb.Lease', 'LeaseGrant', { TTL: '30' });
+      const id = lease.ok?.['ID'];
+      const held = await rawUnary(client, 'v3lockpb.Lock', 'Lock', {
+        name: Buffer.from('app/svc'),
+        lease: id,
+      });
+      assert.ok(held.ok !== undefined, JSON.stringify(held));
+      const denied = { error: { code: 'UNKNOWN', details: 'etcdserver: permission denied' } };
+      const other = { name: Buffer.from('ops'), lease: id };
+      assert.deepEqual(await rawUnary(client, 'v3lockpb.Lock', 'Lock', other), denied);
+      assert.deepEqual(
+        await rawUnary(client, 'v3lockpb.Lock', 'Unlock', { key: Buffer.from('ops/1') }),
+        denied,
+      );
+      const campaign = { ...other, value: Buffer.from('me') };
+      assert.deepEqual(
+        await rawUnary(client, 'v3electionpb.Election', 'Campaign', campaign),
+        denied,
+      );
+      assert.deepEqual(
+        await rawUnary(client, 'v3electionpb.Election', 'Leader', { name: Buffer.from('ops') }),
+        denied,
+      );
+    } finally {
+      client.close();
+    }
+  });
+
   test('a token wins over the certificate: --user bob with CN=root is bob', async () => {
     const r = await etcdctl(endpoint, [...tlsAs('client'), '--user=bob:bobpw', 'put', 'k', 'v']);
     assert.notEqual(r.code, 0);
@@ -195,7 +250,19 @@ describe('auth over TLS with --client-cert-auth', () => {
 
 /** RoleGrantPermission on a TLS channel (the compat client speaks plain text). */
 function grant(client: grpc.Client, request: object): Promise<unknown> {
-  const m = serviceDefinition('etcdserverpb.Auth')['RoleGrantPermission'];
+  return rawUnary(client, 'etcdserverpb.Auth', 'RoleGrantPermission', request);
+}
+
+function rawUnary(
+  client: grpc.Client,
+  service: string,
+  method: string,
+  request: object,
+): Promise<{
+  ok?: Record<string, unknown>;
+  error?: { code: string | undefined; details: string };
+}> {
+  const m = serviceDefinition(service)[method];
   assert.ok(m !== undefined);
   return new Promise((resolve) => {
     client.makeUnaryRequest(
@@ -208,7 +275,7 @@ function grant(client: grpc.Client, request: object): Promise<unknown> {
       (err, value) =>
         resolve(
           err === null
-            ? { ok: value }
+            ? { ok: value as Record<string, unknown> }
             : { error: { code: grpc.status[err.code], details: err.details } },
         ),
     );

@@ -109,3 +109,32 @@ export async function requireMaintenanceAdmin(backend: KvBackend, call: CallInfo
     throw new ApiError({ code: 'Unknown', message: text });
   }
 }
+
+/** One key-range permission a recipe step needs. */
+export interface KeyNeed {
+  readonly need: 'read' | 'write';
+  readonly key: Uint8Array;
+  /** Absent for one key; prefixEnd(prefix) for a prefix. */
+  readonly rangeEnd?: Uint8Array;
+}
+
+/**
+ * The Lock and Election services run as their caller: etcd's in-process client passes the
+ * call's token to each KV step (v3lock/v3election), so a caller may only lock or campaign where it
+ * may read and write the queue's keys. tenure checks what those steps need once, up front, and
+ * refuses as etcd's services do: code Unknown with etcd's message.
+ */
+export async function requireKeysAsCaller(
+  backend: KvBackend,
+  call: CallInfo,
+  needs: readonly KeyNeed[],
+): Promise<void> {
+  try {
+    const as = await callerOf(backend, call);
+    for (const n of needs) refuse(backend.machine.auth.checkKeys(as, n.need, n.key, n.rangeEnd));
+  } catch (e) {
+    const status = statusOf(e);
+    if (status === null) throw e;
+    throw new ApiError({ code: 'Unknown', message: status.message });
+  }
+}

@@ -32,6 +32,8 @@ import { fencedDelete, fencedPut, ownerRange } from '../../core/queue/requests.j
 import { proposeTxn, rangeNow, sessionLease, queueWaiter, throwIfAborted } from './lock-session.js';
 import { toRangeRequest, toTxnRequest } from './queue-requests.js';
 import { waitForTurn } from './wait-deletes.js';
+import { authOn, requireKeysAsCaller, type KeyNeed } from './auth-identity.js';
+import { queueNeeds } from './lock.js';
 import { MachineWatch } from './wait-watch.js';
 
 /** etcd's `ErrMissingLeaderKey` (v3election), a plain Go error: code Unknown on the wire. */
@@ -253,12 +255,27 @@ function toProtoLeaderKey(l: LeaderKey): object {
   };
 }
 
+/** Proclaim and Resign write the leader's own key, fenced by a compare on it. */
+function leaderNeeds(l: LeaderKey): KeyNeed[] {
+  return [
+    { need: 'read', key: l.key },
+    { need: 'write', key: l.key },
+  ];
+}
+
+/** Leader and Observe read the queue `name/`. */
+function readNeeds(m: WireObject): KeyNeed[] {
+  const prefix = queuePrefix(bytesField(m, 'name'));
+  return [{ need: 'read', key: prefix, rangeEnd: prefixEnd(prefix) }];
+}
+
 export function electionHandlers(backend: KvBackend): ServiceHandlers {
   const header = (h: ResponseHeader) => toProtoHeader(backend, h.revision);
   return {
     unary: {
       '/v3electionpb.Election/Campaign': async (req: unknown, call: CallInfo) => {
         const m = asMessage(req);
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, queueNeeds(m));
         const r = await campaign(
           backend,
           bytesField(m, 'name'),
@@ -271,22 +288,26 @@ export function electionHandlers(backend: KvBackend): ServiceHandlers {
       '/v3electionpb.Election/Proclaim': async (req: unknown, call: CallInfo) => {
         const m = asMessage(req);
         const leader = leaderKeyField(m);
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, leaderNeeds(leader));
         return {
           header: header(await proclaim(backend, leader, bytesField(m, 'value'), call.signal)),
         };
       },
       '/v3electionpb.Election/Leader': async (req: unknown, call: CallInfo) => {
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, readNeeds(asMessage(req)));
         const r = await currentLeader(backend, bytesField(asMessage(req), 'name'), call.signal);
         return { header: header(r.header), kv: toProtoKeyValue(r.kv) };
       },
       '/v3electionpb.Election/Resign': async (req: unknown, call: CallInfo) => {
         const leader = leaderKeyField(asMessage(req));
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, leaderNeeds(leader));
         return { header: header(await resign(backend, leader, call.signal)) };
       },
     },
     serverStream: {
       '/v3electionpb.Election/Observe': async (req: unknown, call: CallInfo, send) => {
         const name = bytesField(asMessage(req), 'name');
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, readNeeds(asMessage(req)));
         await observeLeader(backend, name, call.signal, (h, kv) =>
           send({ header: header(h), kv: toProtoKeyValue(kv) }),
         );

@@ -14,6 +14,7 @@ import type {
   TxnRequest,
   TxnResponse,
 } from '../../core/state/kv-types.js';
+import { SERVER_AS, type AuthAs } from '../../core/state/auth-store.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import { queueKv, rangeResultOf, toTxnRequest, type ServerQueueKv } from './queue-requests.js';
 import { expectResult, expectValue } from './results.js';
@@ -56,12 +57,20 @@ export async function sessionLease(
   return expectResult(r, 'leaseGrant').response.id;
 }
 
+/**
+ * The recipe's own steps run as the server: their caller's rights on the queue's keys were
+ * checked when the call began (requireKeysAsCaller, auth-identity.ts).
+ */
+const asServer = (backend: KvBackend): { readonly as?: AuthAs } =>
+  backend.machine.auth.enabled ? { as: SERVER_AS } : {};
+
 export async function proposeTxn(
   backend: KvBackend,
   request: TxnRequest,
   signal?: AbortSignal,
 ): Promise<TxnResponse> {
-  return expectResult(await backend.propose({ type: 'txn', request }, signal), 'txn').response;
+  const r = await backend.propose({ type: 'txn', request, ...asServer(backend) }, signal);
+  return expectResult(r, 'txn').response;
 }
 
 export async function proposeDelete(
@@ -69,7 +78,10 @@ export async function proposeDelete(
   key: Uint8Array,
   signal?: AbortSignal,
 ): Promise<DeleteRangeResponse> {
-  const r = await backend.propose({ type: 'deleteRange', request: { key } }, signal);
+  const r = await backend.propose(
+    { type: 'deleteRange', request: { key }, ...asServer(backend) },
+    signal,
+  );
   return expectResult(r, 'deleteRange').response;
 }
 

@@ -11,7 +11,7 @@ import { ERR_SESSION_EXPIRED, ERR_UNLOCK_KEY_NEWER } from '../../core/state/etcd
 import type { LeaseId, ResponseHeader } from '../../core/state/kv-types.js';
 import { EMPTY_BYTES } from '../../core/state/kv-types.js';
 import type { KvBackend } from '../../replica/member/backend.js';
-import type { CallInfo, ServiceHandlers } from './convert.js';
+import type { CallInfo, ServiceHandlers, WireObject } from './convert.js';
 import { asMessage, bigintField, bytesField, toBuffer, toProtoHeader } from './convert.js';
 import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
 import { ownsQueue } from '../../core/queue/decisions.js';
@@ -20,6 +20,8 @@ import { getOp, ownerRange, unlockTxn } from '../../core/queue/requests.js';
 import { proposeDelete, proposeTxn, queueWaiter, throwIfAborted } from './lock-session.js';
 import { queueKv, rangeResultOf, toTxnRequest } from './queue-requests.js';
 import { ApiError } from './status.js';
+import { authOn, requireKeysAsCaller, type KeyNeed } from './auth-identity.js';
+import { prefixEnd } from '../../core/state/key-range.js';
 import { waitForTurn } from './wait-deletes.js';
 
 export interface LockGranted {
@@ -104,11 +106,22 @@ export async function unlockMutex(
   return txn.header;
 }
 
+/** What taking a place in the queue `name` needs: read and write every key under `name/`. */
+export function queueNeeds(m: WireObject): KeyNeed[] {
+  const prefix = queuePrefix(bytesField(m, 'name'));
+  const rangeEnd = prefixEnd(prefix);
+  return [
+    { need: 'read', key: prefix, rangeEnd },
+    { need: 'write', key: prefix, rangeEnd },
+  ];
+}
+
 export function lockHandlers(backend: KvBackend, mutants: Mutants = NO_MUTANTS): ServiceHandlers {
   return {
     unary: {
       '/v3lockpb.Lock/Lock': async (req: unknown, call: CallInfo) => {
         const m = asMessage(req);
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, queueNeeds(m));
         const r = await lockMutex(
           backend,
           bytesField(m, 'name'),
@@ -119,6 +132,7 @@ export function lockHandlers(backend: KvBackend, mutants: Mutants = NO_MUTANTS):
       },
       '/v3lockpb.Lock/Unlock': async (req: unknown, call: CallInfo) => {
         const key = bytesField(asMessage(req), 'key');
+        if (authOn(backend)) await requireKeysAsCaller(backend, call, [{ need: 'write', key }]);
         const header = await unlockMutex(backend, key, call.signal, mutants);
         return { header: toProtoHeader(backend, header.revision) };
       },
