@@ -1,7 +1,7 @@
 // `tenure up --tls`: a 3-member cluster on https:// client and peer URLs with a throwaway CA,
 // client certificates required; the etcdctl command it prints works as printed (Debian's
-// etcdctl), put and get with the same flags work, and without a client certificate etcdctl is
-// refused. `tenure down` stops it; every member is also stopped by PID whatever happens.
+// etcdctl), put and get with the same flags work, without a client certificate etcdctl is
+// refused, and with auth enabled the certificate's CN and --user name the caller. `tenure down` stops it; every member is also stopped by PID whatever happens.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +73,31 @@ test('tenure up --tls: etcdctl works as printed, refused without a certificate',
     const refused = await etcdctl([...noCert, 'get', 'greeting']);
     assert.notEqual(refused.code, 0, refused.stdout);
     assert.doesNotMatch(refused.stdout, /hello/);
+
+    // Auth on the same cluster: the client certificate's CN (root) is the user, and a password
+    // user's token wins over the certificate.
+    for (const args of [
+      ['user', 'add', 'root', '--no-password'],
+      ['user', 'grant-role', 'root', 'root'],
+      ['role', 'add', 'app'],
+      ['role', 'grant-permission', 'app', 'readwrite', 'app/', '--prefix'],
+      ['user', 'add', 'alice:apw'],
+      ['user', 'grant-role', 'alice', 'app'],
+      ['auth', 'enable'],
+    ]) {
+      const r = await etcdctl([...flags, ...args]);
+      assert.equal(r.code, 0, `etcdctl ${args.join(' ')}: ${r.stderr}`);
+    }
+    const asRoot = await etcdctl([...flags, 'put', 'anywhere', 'x']);
+    assert.equal(asRoot.code, 0, asRoot.stderr);
+    const alice = [...flags, '--user=alice:apw'];
+    const inPrefix = await etcdctl([...alice, 'put', 'app/1', 'v']);
+    assert.equal(inPrefix.code, 0, inPrefix.stderr);
+    const outside = await etcdctl([...alice, 'put', 'anywhere', 'y']);
+    assert.notEqual(outside.code, 0);
+    assert.match(outside.stderr, /etcdserver: permission denied/);
+    const badPassword = await etcdctl([...flags, '--user=alice:nope', 'get', 'app/1']);
+    assert.match(badPassword.stderr, /authentication failed, invalid user ID or password/);
 
     const down = await runCli(['down', '--data-dir', dataDir], 30_000);
     assert.equal(down.code, 0, down.stderr);
