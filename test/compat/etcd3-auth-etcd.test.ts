@@ -1,0 +1,4 @@
+// The etcd3 npm client with Auth against a 3-member etcd cluster.
+import { etcd3AuthSuite } from './etcd3-auth-suite.js';
+
+etcd3AuthSuite('etcd');
