@@ -11,6 +11,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync, closeSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import { startCluster, type Cluster } from '../../src/launcher/cluster.js';
 import {
   memberCommand,
@@ -54,6 +55,28 @@ async function localValue(clientUrl: string, key: string): Promise<string | unde
   assert.equal(res.status, 200, await res.clone().text());
   const kvs = ((await res.json()) as { kvs?: { value: string }[] }).kvs ?? [];
   return kvs[0] === undefined ? undefined : Buffer.from(kvs[0].value, 'base64').toString();
+}
+
+/**
+ * A put that outlives an election: the member stopped just before may have been the leader, and
+ * until a new one is elected the put is refused as unavailable. The same value is written again,
+ * so a retried put whose first try did land changes nothing the test reads.
+ */
+async function putAcrossElection(kv: GrpcKv, key: string, value: string): Promise<void> {
+  await eventually(
+    `put ${key}`,
+    async () => {
+      try {
+        await kv.put(key, value);
+        return true;
+      } catch (e) {
+        if ((e as { code?: number }).code === grpc.status.UNAVAILABLE) return undefined;
+        if ((e as { code?: number }).code === grpc.status.DEADLINE_EXCEEDED) return undefined;
+        throw e;
+      }
+    },
+    READY_MS,
+  );
 }
 
 /** The JSON log lines of `text` whose msg is `msg`. */
@@ -139,7 +162,7 @@ describe('a tenure cluster on https:// peer URLs', { timeout: 300_000 }, () => {
 
   test("a foreign CA's certificate is refused at the handshake and learns nothing", async () => {
     await c.kill(2, 'SIGTERM');
-    await kv.put('k2', 'while-down');
+    await putAcrossElection(kv, 'k2', 'while-down');
     const n3 = 2;
     const initialCluster = c.names.map((n, i) => `${n}=${c.peerUrls[i]}`).join(',');
     const bad = startByHand(
@@ -175,7 +198,7 @@ describe('a tenure cluster on https:// peer URLs', { timeout: 300_000 }, () => {
         ),
       REFUSALS_MS,
     );
-    await kv.put('k3', 'after-restart');
+    await putAcrossElection(kv, 'k3', 'after-restart');
     const url = c.endpoints[n3] as string;
     assert.equal(await localValue(url, 'k2'), undefined, 'the intruder learned k2');
     assert.equal(await localValue(url, 'k3'), undefined, 'the intruder learned k3');
@@ -195,7 +218,7 @@ describe('a tenure cluster on https:// peer URLs', { timeout: 300_000 }, () => {
   test('a member with plain http:// peer URLs cannot talk to the TLS members', async () => {
     const n3 = 2;
     await c.kill(n3, 'SIGTERM');
-    await kv.put('k4', 'plain');
+    await putAcrossElection(kv, 'k4', 'plain');
     const plainPeers = c.peerUrls.map((u) => u.replace('https:', 'http:'));
     const initialCluster = c.names.map((n, i) => `${n}=${plainPeers[i]}`).join(',');
     const plain = startByHand(
