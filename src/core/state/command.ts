@@ -70,28 +70,17 @@ export type Command =
 
 export type CommandType = Command['type'];
 
-const COMMAND_TYPES: readonly string[] = [
-  'put',
-  'deleteRange',
-  'txn',
-  'compact',
-  'leaseGrant',
-  'leaseRevoke',
-  'leaseKeepAlive',
-  'leaseCheckpoint',
-  'leaseRefreshAll',
-  'auth',
-  'authenticate',
-] satisfies CommandType[];
-
 export function encodeCommand(c: Command): Uint8Array {
   // The binary form has no room for `as`; a put made while auth is on goes as tagged JSON.
   return c.type === 'put' && c.as === undefined ? encodePut(c.request) : encodeTagged(c);
 }
 
 /**
- * Decode a log entry; null when it is not a command (bad JSON or unknown type). Field shapes are
- * trusted: only the leader's own encoder writes entries.
+ * Decode a log entry or a forwarded command; null when it is not a command: bad JSON, an unknown
+ * type, or fields of the wrong shape (isCommand). The shape is checked although only the leader
+ * writes entries, because what the leader writes includes commands other members forwarded to
+ * it (forward-frame.ts): one of the wrong shape, from a broken or hostile peer, would otherwise
+ * throw inside every member's apply, and again at every restart, as the log replays.
  */
 export function decodeCommand(data: Uint8Array): Command | null {
   if (data[0] === PUT_FORMAT) {
@@ -102,9 +91,185 @@ export function decodeCommand(data: Uint8Array): Command | null {
   try {
     v = decodeTagged(data);
   } catch {
+    // Malformed JSON or tags, or nesting deep enough to exhaust the stack (RangeError).
     return null;
   }
-  if (typeof v !== 'object' || v === null) return null;
-  const type = (v as { type?: unknown }).type;
-  return typeof type === 'string' && COMMAND_TYPES.includes(type) ? (v as Command) : null;
+  return isCommand(v) ? v : null;
+}
+
+/**
+ * Deepest txn nesting a command may have. etcd's --max-txn-ops budget (128) already refuses
+ * deeper nesting in apply (validateTxn: each level spends at least one op of its parent's);
+ * this bound keeps the shape check itself from recursing without end.
+ */
+export const TXN_NESTING_MAX = 130;
+
+type Shape = Readonly<Record<string, unknown>>;
+
+const isObject = (v: unknown): v is Shape =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
+const isBool = (v: unknown): boolean => typeof v === 'boolean';
+const isString = (v: unknown): boolean => typeof v === 'string';
+/** Revisions, limits, counts, TTLs: integers a double holds exactly. */
+const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
+/** Clock readings: the leader's monotonic clock may have a fraction. */
+const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
+const isBigint = (v: unknown): boolean => typeof v === 'bigint';
+/** An optional field: absent (tagged JSON drops undefined) or of its type. */
+const opt =
+  (is: (v: unknown) => boolean) =>
+  (v: unknown): boolean =>
+    v === undefined || is(v);
+const oneOf =
+  (...values: readonly string[]) =>
+  (v: unknown): boolean =>
+    typeof v === 'string' && values.includes(v);
+
+function fields(v: unknown, spec: Readonly<Record<string, (x: unknown) => boolean>>): boolean {
+  if (!isObject(v)) return false;
+  for (const [name, is] of Object.entries(spec)) if (!is(v[name])) return false;
+  return true;
+}
+
+const PUT_FIELDS = {
+  key: isBytes,
+  value: isBytes,
+  lease: opt(isBigint),
+  prevKv: opt(isBool),
+  ignoreValue: opt(isBool),
+  ignoreLease: opt(isBool),
+};
+const DELETE_FIELDS = { key: isBytes, rangeEnd: opt(isBytes), prevKv: opt(isBool) };
+const RANGE_FIELDS = {
+  key: isBytes,
+  rangeEnd: opt(isBytes),
+  limit: opt(isInt),
+  revision: opt(isInt),
+  // Any string: an unknown sort option is the machine's to refuse, with etcd's error.
+  sortOrder: opt(isString),
+  sortTarget: opt(isString),
+  keysOnly: opt(isBool),
+  countOnly: opt(isBool),
+  minModRevision: opt(isInt),
+  maxModRevision: opt(isInt),
+  minCreateRevision: opt(isInt),
+  maxCreateRevision: opt(isInt),
+};
+const COMPARE_OPERANDS: Readonly<Record<string, readonly [string, (v: unknown) => boolean]>> = {
+  VERSION: ['version', isInt],
+  CREATE: ['createRevision', isInt],
+  MOD: ['modRevision', isInt],
+  VALUE: ['value', isBytes],
+  LEASE: ['lease', isBigint],
+};
+
+function isCompare(v: unknown): boolean {
+  if (!fields(v, { result: oneOf('EQUAL', 'GREATER', 'LESS', 'NOT_EQUAL'), key: isBytes }))
+    return false;
+  const c = v as Shape;
+  const target = c.target;
+  const operand =
+    typeof target === 'string' && Object.hasOwn(COMPARE_OPERANDS, target)
+      ? COMPARE_OPERANDS[target]
+      : undefined;
+  return operand !== undefined && operand[1](c[operand[0]]) && opt(isBytes)(c.rangeEnd);
+}
+
+function isRequestOp(v: unknown, depth: number): boolean {
+  if (!isObject(v)) return false;
+  switch (v.type) {
+    case 'range':
+      return fields(v.request, RANGE_FIELDS);
+    case 'put':
+      return fields(v.request, PUT_FIELDS);
+    case 'deleteRange':
+      return fields(v.request, DELETE_FIELDS);
+    case 'txn':
+      return isTxn(v.request, depth + 1);
+    case 'empty':
+      return true;
+    default:
+      return false;
+  }
+}
+
+function isTxn(v: unknown, depth: number): boolean {
+  if (depth > TXN_NESTING_MAX || !isObject(v)) return false;
+  const { compare, success, failure } = v;
+  return (
+    Array.isArray(compare) &&
+    Array.isArray(success) &&
+    Array.isArray(failure) &&
+    compare.every(isCompare) &&
+    success.every((op) => isRequestOp(op, depth)) &&
+    failure.every((op) => isRequestOp(op, depth))
+  );
+}
+
+const isCheckpoint = (v: unknown): boolean =>
+  fields(v, { id: isBigint, remainingTtlSeconds: isFinite });
+
+const isAs = opt((v: unknown) =>
+  fields(v, { user: isString, revision: isInt, server: opt((x: unknown) => x === true) }),
+);
+
+const isName = isString;
+const isPermission = (v: unknown): boolean =>
+  fields(v, { permType: oneOf('READ', 'WRITE', 'READWRITE'), key: isBytes, rangeEnd: isBytes });
+
+const AUTH_OP_FIELDS: Readonly<Record<string, Readonly<Record<string, (v: unknown) => boolean>>>> =
+  {
+    authEnable: {},
+    authDisable: {},
+    userAdd: { name: isName, passwordHash: (v) => v === null || isString(v) },
+    userDelete: { name: isName },
+    userChangePassword: { name: isName, passwordHash: isString },
+    userGet: { name: isName },
+    userList: {},
+    userGrantRole: { user: isName, role: isName },
+    userRevokeRole: { name: isName, role: isName },
+    roleAdd: { name: isName },
+    roleGet: { role: isName },
+    roleList: {},
+    roleDelete: { role: isName },
+    roleGrantPermission: { name: isName, perm: (v) => v === null || isPermission(v) },
+    roleRevokePermission: { role: isName, key: isBytes, rangeEnd: isBytes },
+  };
+
+function isAuthOp(v: unknown): boolean {
+  if (!isObject(v) || typeof v.op !== 'string' || !Object.hasOwn(AUTH_OP_FIELDS, v.op))
+    return false;
+  return fields(v, AUTH_OP_FIELDS[v.op] ?? {});
+}
+
+/** Whether a decoded value has the shape of a Command, every field of its type. */
+export function isCommand(v: unknown): v is Command {
+  if (!isObject(v)) return false;
+  switch (v.type) {
+    case 'put':
+      return fields(v.request, PUT_FIELDS) && isAs(v.as);
+    case 'deleteRange':
+      return fields(v.request, DELETE_FIELDS) && isAs(v.as);
+    case 'txn':
+      return isTxn(v.request, 1) && isAs(v.as);
+    case 'compact':
+      return fields(v.request, { revision: isInt, physical: opt(isBool) }) && isAs(v.as);
+    case 'leaseGrant':
+      return fields(v, { id: isBigint, ttlSeconds: isFinite, nowMs: isFinite });
+    case 'leaseRevoke':
+      return fields(v, { id: isBigint, ifExpiredAtMs: opt(isFinite), as: isAs });
+    case 'leaseKeepAlive':
+      return fields(v, { id: isBigint, nowMs: isFinite });
+    case 'leaseCheckpoint':
+      return Array.isArray(v.checkpoints) && v.checkpoints.every(isCheckpoint);
+    case 'leaseRefreshAll':
+      return fields(v, { nowMs: isFinite, extraMs: isFinite });
+    case 'auth':
+      return isAuthOp(v.op) && isAs(v.as);
+    case 'authenticate':
+      return fields(v, { name: isString, tokenPrefix: isString, checkedRevision: isInt });
+    default:
+      return false;
+  }
 }

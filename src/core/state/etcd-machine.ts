@@ -100,7 +100,10 @@ export type EtcdResult =
     }
   | { readonly type: 'error'; readonly error: EtcdError };
 
-/** An entry that is not a command: only a bug in the proposer can write one. */
+/**
+ * An entry that is not a command, or one of the wrong shape (command.ts isCommand): a bug in the
+ * proposer, or a command a broken or hostile peer forwarded.
+ */
 export const ERR_MALFORMED_COMMAND: EtcdError = Object.freeze({
   code: 'InvalidArgument',
   message: 'tenure: malformed command',
