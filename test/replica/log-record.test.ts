@@ -12,7 +12,9 @@ import {
   LogFormatError,
   readRecord,
   RECORD_ETCD,
+  RECORD_MEMBER,
 } from '../../src/replica/member/log-record.js';
+import { encodeTagged } from '../../src/core/state/tagged-json.js';
 import {
   decodeEtcdEntry,
   encodeEtcdEntry,
@@ -95,4 +97,14 @@ test('the cluster writes the oldest format its members read', () => {
   assert.equal(sm.writeFormat([1, 2]), 1, 'member 2 has not published');
   sm.apply(logIndex(2), rec('2', LOG_FORMAT_MAX));
   assert.equal(sm.writeFormat([1, 2]), LOG_FORMAT_MAX);
+});
+
+test('a member command of the wrong shape changes nothing, on every member alike', () => {
+  // Before, `cmd.member.id` threw a TypeError inside every member's apply of such an entry.
+  for (const cmd of [{ type: 'memberSet' }, { type: 'memberSet', member: { id: 3 } }, {}]) {
+    const m = new ServerMachine();
+    const entry = encodeRecord(RECORD_MEMBER, encodeTagged(cmd), 1);
+    assert.deepEqual(m.apply(logIndex(1), entry), { type: 'member' }, JSON.stringify(cmd));
+    assert.equal(m.memberTable().size, 0);
+  }
 });

@@ -38,6 +38,34 @@ export type MemberCommand =
 
 export type ServerResult = EtcdResult | { readonly type: 'member' };
 
+const isString = (v: unknown): v is string => typeof v === 'string';
+const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
+const isRecordObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether a decoded member record has its fields' types (a forwarded one may not). */
+export function isMemberRecord(v: unknown): v is MemberRecord {
+  return (
+    isRecordObject(v) &&
+    isString(v.id) &&
+    isString(v.name) &&
+    isStrings(v.peerUrls) &&
+    isStrings(v.clientUrls) &&
+    (v.logFormatMax === undefined || Number.isSafeInteger(v.logFormatMax))
+  );
+}
+
+/**
+ * Whether a decoded value is a MemberCommand. Checked where one arrives from a peer
+ * (forward-frame.ts) and again in apply, so that a malformed one can never make every member
+ * throw on the same entry.
+ */
+export function isMemberCommand(v: unknown): v is MemberCommand {
+  if (!isRecordObject(v)) return false;
+  if (v.type === 'memberSet') return isMemberRecord(v.member);
+  return v.type === 'memberDelete' && isString(v.id);
+}
+
 /** A key-space command as a log entry, in record format `format`. */
 export function encodeEtcdEntry(cmd: Command, format: number): Uint8Array {
   return encodeRecord(RECORD_ETCD, encodeCommand(cmd), format);
@@ -64,6 +92,17 @@ export function wellFormedEntry(data: Uint8Array): boolean {
   const rec = readRecordOrNull(data);
   if (rec?.kind === RECORD_MEMBER) return true;
   return rec?.kind === RECORD_ETCD && decodeCommand(rec.body) !== null;
+}
+
+/** A member command's tagged JSON, or null when it does not parse or has the wrong shape. */
+export function decodeMemberCommand(body: Uint8Array): MemberCommand | null {
+  let v: unknown;
+  try {
+    v = decodeTagged(body);
+  } catch {
+    return null;
+  }
+  return isMemberCommand(v) ? v : null;
 }
 
 function readRecordOrNull(data: Uint8Array): LogRecord | null {
@@ -113,7 +152,9 @@ export class ServerMachine implements StateMachine<ServerResult> {
     if (rec.kind === RECORD_MEMBER) {
       // Keep the etcd machine's applied index (its consistent index) in step.
       this.etcd.apply(index, new Uint8Array(0));
-      const cmd = decodeTagged(rec.body) as MemberCommand;
+      const cmd = decodeMemberCommand(rec.body);
+      // A malformed member command changes nothing, on every member alike.
+      if (cmd === null) return { type: 'member' };
       if (cmd.type === 'memberSet') this.members.set(cmd.member.id, cmd.member);
       else this.members.delete(cmd.id);
       this.onMembersChanged?.();
