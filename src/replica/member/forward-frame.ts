@@ -10,6 +10,7 @@ import type { LeaseId } from '../../core/state/kv-types.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
 import { ByteReader, ByteWriter } from '../../core/base/bytes.js';
 import type { MemberCommand } from './server-machine.js';
+import { isMemberCommand } from './server-machine.js';
 
 /** What a follower asks the leader to do. */
 export type ForwardOp =
@@ -110,53 +111,111 @@ export function decodeFrame(bytes: Uint8Array): Frame {
   }
 }
 
+/** The codes an answer's error may carry: etcd's, and the API edge's (status.ts). */
+const ANSWER_CODES: ReadonlySet<string> = new Set<GrpcCode>([
+  'Canceled',
+  'InvalidArgument',
+  'NotFound',
+  'FailedPrecondition',
+  'OutOfRange',
+  'ResourceExhausted',
+  'Unavailable',
+  'DeadlineExceeded',
+  'Unknown',
+]);
+
+/** A request ID, a deadline or an index: a finite number (a NaN deadline would never pass). */
+function finite(r: ByteReader, what: string): number {
+  const v = r.f64();
+  if (!Number.isFinite(v)) throw new FrameDecodeError(`${what} is not a finite number`);
+  return v;
+}
+
+/** A lease or member ID, written as decimal text: digits only (BigInt would take " 0x1 "). */
+function decimalId(r: ByteReader): bigint {
+  const s = untext.decode(r.bytes());
+  if (!/^-?\d{1,20}$/.test(s)) throw new FrameDecodeError(`bad ID '${s.slice(0, 24)}'`);
+  return BigInt(s);
+}
+
+/** A strict boolean byte: the encoder writes 0 or 1 only. */
+function bool(r: ByteReader): boolean {
+  const b = r.u8();
+  if (b > 1) throw new FrameDecodeError(`bad boolean ${b}`);
+  return b === 1;
+}
+
 function decodeInner(bytes: Uint8Array): Frame {
   const r = new ByteReader(bytes);
   const kind = r.u8();
-  const id = r.f64();
+  const id = finite(r, 'frame ID');
+  let f: Frame;
   if (kind === KIND_REQUEST) {
-    const deadlineMs = r.f64();
+    const deadlineMs = finite(r, 'deadline');
     const op = OPS[r.u8()];
     const body = decodeOp(op, r);
-    return { kind: 'request', id, deadlineMs, body };
-  }
-  if (kind !== KIND_ANSWER) throw new FrameDecodeError(`unknown frame kind ${kind}`);
+    f = { kind: 'request', id, deadlineMs, body };
+  } else if (kind === KIND_ANSWER) {
+    f = { kind: 'answer', id, answer: decodeAnswer(r) };
+  } else throw new FrameDecodeError(`unknown frame kind ${kind}`);
+  if (r.pos !== bytes.length) throw new FrameDecodeError('trailing bytes after a frame');
+  return f;
+}
+
+function decodeAnswer(r: ByteReader): ForwardAnswer {
   const outcome = ANSWERS[r.u8()];
   if (outcome === undefined) throw new FrameDecodeError('unknown answer kind');
   if (outcome === 'done') {
-    const index = r.f64();
+    const index = finite(r, 'index');
     const value: unknown = decodeTagged(r.bytes());
-    return { kind: 'answer', id, answer: { kind: 'done', value, index } };
+    return { kind: 'done', value, index };
   }
-  const code = untext.decode(r.bytes()) as GrpcCode;
+  const code = untext.decode(r.bytes());
+  if (!ANSWER_CODES.has(code)) throw new FrameDecodeError(`unknown error code '${code}'`);
   const message = untext.decode(r.bytes());
-  return { kind: 'answer', id, answer: { kind: outcome, error: { code, message } } };
+  return { kind: outcome, error: { code: code as GrpcCode, message } };
 }
 
 function decodeOp(op: (typeof OPS)[number] | undefined, r: ByteReader): ForwardOp {
   switch (op) {
     case 'propose': {
+      // decodeCommand checks the command's shape: the leader proposes what it returns.
       const cmd = decodeCommand(r.bytes());
       if (cmd === null) throw new FrameDecodeError('forwarded command does not decode');
       return { op, cmd };
     }
-    case 'member':
-      return { op, cmd: decodeTagged(r.bytes()) as MemberCommand };
+    case 'member': {
+      const cmd: unknown = decodeTagged(r.bytes());
+      if (!isMemberCommand(cmd))
+        throw new FrameDecodeError('forwarded member command is malformed');
+      return { op, cmd };
+    }
     case 'timeToLive': {
-      const id = BigInt(untext.decode(r.bytes()));
-      return { op, id, keys: r.u8() === 1 };
+      const id = decimalId(r);
+      return { op, id, keys: bool(r) };
     }
     case 'keepAlive':
-      return { op, id: BigInt(untext.decode(r.bytes())) };
+      return { op, id: decimalId(r) };
     case 'memberAdd': {
-      const v = decodeTagged(r.bytes()) as { peerUrls: string[]; isLearner: boolean };
+      const v: unknown = decodeTagged(r.bytes());
+      if (!isMemberAdd(v)) throw new FrameDecodeError('forwarded member add is malformed');
       return { op, peerUrls: v.peerUrls, isLearner: v.isLearner };
     }
     case 'memberRemove':
-      return { op, id: BigInt(untext.decode(r.bytes())) };
+      return { op, id: decimalId(r) };
     default:
       throw new FrameDecodeError('unknown forwarded operation');
   }
+}
+
+function isMemberAdd(v: unknown): v is { peerUrls: string[]; isLearner: boolean } {
+  if (typeof v !== 'object' || v === null) return false;
+  const { peerUrls, isLearner } = v as { peerUrls?: unknown; isLearner?: unknown };
+  return (
+    Array.isArray(peerUrls) &&
+    peerUrls.every((u) => typeof u === 'string') &&
+    typeof isLearner === 'boolean'
+  );
 }
 
 /** For logs and tests: a frame's kind, ID and operation in one line. */
