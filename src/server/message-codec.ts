@@ -1,7 +1,7 @@
 // The peer wire format for Raft messages: compact little-endian binary, one message per frame
 // payload. Data, not objects: the decoder builds the same plain values the core produced.
 import { unreachable } from '../core/base/assert.js';
-import { logIndex, nodeId, term } from '../core/base/units.js';
+import { logIndex, nodeId, term, type NodeId } from '../core/base/units.js';
 import {
   MESSAGE_TYPE_CODES,
   type ConfState,
@@ -21,6 +21,53 @@ export class MessageDecodeError extends Error {
   readonly code = 'BAD_PEER_MESSAGE';
 }
 
+/**
+ * The reads of a decoder that takes nothing on trust: every number is checked for what the core
+ * assumes of it (a NaN term or a fractional index would reach its assertions), every count
+ * against the bytes left before anything is built for it, every boolean is 0 or 1.
+ */
+class Fields {
+  constructor(readonly r: ByteReader) {}
+
+  /** A term, an index or a count: a non-negative integer a double holds exactly. */
+  count(what: string): number {
+    const v = this.r.f64();
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new MessageDecodeError(`${what} ${v} is not a non-negative integer`);
+    return v;
+  }
+
+  /** A member ID: a positive integer (0 is NONE, "no node"). */
+  id(what: string): NodeId {
+    const v = this.r.f64();
+    if (!Number.isSafeInteger(v) || v <= 0)
+      throw new MessageDecodeError(`${what} ${v} is not a member ID`);
+    return nodeId(v);
+  }
+
+  /** A read context: any finite number the requester chose. */
+  context(): number {
+    const v = this.r.f64();
+    if (!Number.isFinite(v)) throw new MessageDecodeError(`read context ${v} is not finite`);
+    return v;
+  }
+
+  bool(what: string): boolean {
+    const b = this.r.u8();
+    if (b > 1) throw new MessageDecodeError(`${what} byte ${b} is not 0 or 1`);
+    return b === 1;
+  }
+
+  /** A u32 count of items of at least `itemBytes` each, refused if the rest cannot hold them. */
+  items(what: string, itemBytes: number): number {
+    const n = this.r.u32();
+    const left = this.r.left;
+    if (n * itemBytes > left)
+      throw new MessageDecodeError(`${n} ${what} cannot fit in the ${left} bytes left`);
+    return n;
+  }
+}
+
 function writeConf(w: ByteWriter, c: ConfState): void {
   w.u32(c.voters.length);
   for (const v of c.voters) w.f64(v);
@@ -28,9 +75,9 @@ function writeConf(w: ByteWriter, c: ConfState): void {
   for (const l of c.learners) w.f64(l);
 }
 
-function readConf(r: ByteReader): ConfState {
-  const voters = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
-  const learners = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
+function readConf(f: Fields): ConfState {
+  const voters = Array.from({ length: f.items('voters', 8) }, () => f.id('voter'));
+  const learners = Array.from({ length: f.items('learners', 8) }, () => f.id('learner'));
   return { voters, learners };
 }
 
@@ -41,13 +88,29 @@ function writeEntry(w: ByteWriter, e: Entry): void {
   w.bytes(e.data);
 }
 
-function readEntry(r: ByteReader): Entry {
+/** Bytes of an entry besides its data: index, term, type, data length. */
+const ENTRY_HEAD_BYTES = 8 + 8 + 1 + 4;
+
+function readEntry(f: Fields): Entry {
   return {
-    index: logIndex(r.f64()),
-    term: term(r.f64()),
-    type: r.u8() === 1 ? 'conf' : 'normal',
-    data: r.bytes(),
+    index: logIndex(f.count('entry index')),
+    term: term(f.count('entry term')),
+    type: f.bool('entry type') ? 'conf' : 'normal',
+    data: f.r.bytes(),
   };
+}
+
+/**
+ * The entries of an append follow its prevIndex one by one, in terms no newer than the
+ * message's (Raft §5.3): the log's appendAt asserts as much of what it is given.
+ */
+function checkEntries(m: Extract<Message, { type: 'app' }>): void {
+  m.entries.forEach((e, i) => {
+    if (e.index !== m.prevIndex + 1 + i)
+      throw new MessageDecodeError(`append entry ${i} has index ${e.index} after ${m.prevIndex}`);
+    if (e.term > m.term)
+      throw new MessageDecodeError(`append entry ${e.index} of term ${e.term} > ${m.term}`);
+  });
 }
 
 function writeSnapshot(w: ByteWriter, s: Snapshot): void {
@@ -57,8 +120,13 @@ function writeSnapshot(w: ByteWriter, s: Snapshot): void {
   w.bytes(s.data);
 }
 
-function readSnapshot(r: ByteReader): Snapshot {
-  return { index: logIndex(r.f64()), term: term(r.f64()), conf: readConf(r), data: r.bytes() };
+function readSnapshot(f: Fields): Snapshot {
+  return {
+    index: logIndex(f.count('snapshot index')),
+    term: term(f.count('snapshot term')),
+    conf: readConf(f),
+    data: f.r.bytes(),
+  };
 }
 
 /** Bytes of a snap message besides its data: the envelope, the snapshot's header, its conf. */
@@ -118,13 +186,15 @@ export function encodeMessage(m: Message): Uint8Array {
   return w.done();
 }
 
+/** Decode one message; throws MessageDecodeError on anything its encoder does not write. */
 export function decodeMessage(bytes: Uint8Array): Message {
   const r = new ByteReader(bytes);
+  const f = new Fields(r);
   try {
     const code = r.u8();
     const type = TYPES.get(code);
     if (type === undefined) throw new MessageDecodeError(`unknown message type ${code}`);
-    const env = { from: nodeId(r.f64()), to: nodeId(r.f64()), term: term(r.f64()) };
+    const env = { from: f.id('from'), to: f.id('to'), term: term(f.count('term')) };
     let m: Message;
     switch (type) {
       case 'vote':
@@ -132,45 +202,47 @@ export function decodeMessage(bytes: Uint8Array): Message {
         m = {
           type,
           ...env,
-          lastIndex: logIndex(r.f64()),
-          lastTerm: term(r.f64()),
-          transfer: r.u8() === 1,
+          lastIndex: logIndex(f.count('lastIndex')),
+          lastTerm: term(f.count('lastTerm')),
+          transfer: f.bool('transfer'),
         };
         break;
       case 'voteResp':
       case 'preVoteResp':
-        m = { type, ...env, reject: r.u8() === 1 };
+        m = { type, ...env, reject: f.bool('reject') };
         break;
       case 'app': {
-        const prevIndex = logIndex(r.f64());
-        const prevTerm = term(r.f64());
-        const commit = logIndex(r.f64());
-        const entries = Array.from({ length: r.u32() }, () => readEntry(r));
+        const prevIndex = logIndex(f.count('prevIndex'));
+        const prevTerm = term(f.count('prevTerm'));
+        const commit = logIndex(f.count('commit'));
+        const n = f.items('entries', ENTRY_HEAD_BYTES);
+        const entries = Array.from({ length: n }, () => readEntry(f));
         m = { type, ...env, prevIndex, prevTerm, commit, entries };
+        checkEntries(m);
         break;
       }
       case 'appResp':
         m = {
           type,
           ...env,
-          index: logIndex(r.f64()),
-          reject: r.u8() === 1,
-          hintIndex: logIndex(r.f64()),
-          hintTerm: term(r.f64()),
+          index: logIndex(f.count('index')),
+          reject: f.bool('reject'),
+          hintIndex: logIndex(f.count('hintIndex')),
+          hintTerm: term(f.count('hintTerm')),
         };
         break;
       case 'heartbeat':
-        m = { type, ...env, commit: logIndex(r.f64()), context: r.f64() };
+        m = { type, ...env, commit: logIndex(f.count('commit')), context: f.context() };
         break;
       case 'heartbeatResp':
       case 'readIndex':
-        m = { type, ...env, context: r.f64() };
+        m = { type, ...env, context: f.context() };
         break;
       case 'readIndexResp':
-        m = { type, ...env, context: r.f64(), index: logIndex(r.f64()) };
+        m = { type, ...env, context: f.context(), index: logIndex(f.count('index')) };
         break;
       case 'snap':
-        m = { type, ...env, snapshot: readSnapshot(r) };
+        m = { type, ...env, snapshot: readSnapshot(f) };
         break;
       case 'timeoutNow':
         m = { type, ...env };

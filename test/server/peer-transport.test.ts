@@ -343,3 +343,34 @@ test('a snapshot past the frame limit arrives whole on its own connection', asyn
     await b.close();
   }
 });
+
+// ---- hostile input on the peer port (found by test/fuzz/peer-codecs.test.ts)
+
+test('a message with a NaN term, a fractional index or a gap in its append is refused', () => {
+  const hb = Buffer.from(encodeMessage(samples[6] as Message));
+  hb.writeDoubleLE(Number.NaN, 17); // the term, after type (1), from (8) and to (8)
+  assert.throws(() => decodeMessage(hb), MessageDecodeError);
+  const from = Buffer.from(encodeMessage(samples[6] as Message));
+  from.writeDoubleLE(-1.5, 1);
+  assert.throws(() => decodeMessage(from), MessageDecodeError);
+  const gap: Message = {
+    type: 'app',
+    ...env,
+    prevIndex: logIndex(3),
+    prevTerm: term(6),
+    commit: logIndex(3),
+    entries: [entry(4, 'a'), entry(6, 'b')],
+  };
+  assert.throws(() => decodeMessage(encodeMessage(gap)), /index 6 after 3/);
+  const vote = Buffer.from(encodeMessage(samples[0] as Message));
+  vote[vote.length - 1] = 2; // the transfer flag: 0 or 1 only
+  assert.throws(() => decodeMessage(vote), MessageDecodeError);
+});
+
+test('an append claiming 2^32-1 entries is refused from its count', () => {
+  const app = Buffer.from(
+    encodeMessage({ ...(samples[4] as Message & { type: 'app' }), entries: [] }),
+  );
+  app.writeUInt32LE(0xffffffff, app.length - 4);
+  assert.throws(() => decodeMessage(app), /cannot fit/);
+});

@@ -107,6 +107,10 @@ export class ByteReader {
     this.pos += n;
     return b;
   }
+  /** Bytes not read yet: a decoder checks a count against it before building anything. */
+  get left(): number {
+    return this.buf.length - this.pos;
+  }
   /** Everything not read yet, without a copy. */
   rest(): Uint8Array {
     const b = this.buf.subarray(this.pos);
