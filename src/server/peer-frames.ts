@@ -6,6 +6,19 @@ import type { NodeId } from '../core/base/units.js';
 
 /** A frame's payload at most. Snapshots are larger, and travel in chunks (peer-snapshots.ts). */
 export const PEER_FRAME_BYTES_MAX = 64 * 1024 * 1024;
+/**
+ * The first frame's payload at most, before the hello says who is calling: a hello is 20 bytes
+ * plus the cluster ID and the host (each at most 2^16-1 bytes by their u16 lengths). Without
+ * this bound anyone who reaches the peer port could make it wait for, and hold, 64 MiB per
+ * connection before it has checked anything.
+ */
+export const PEER_HELLO_BYTES_MAX = 4 + 8 + 2 * 3 + 2 * 0xffff;
+
+/** Bytes on a peer connection that are not what the framing allows. */
+export class PeerFrameError extends Error {
+  override readonly name = 'PeerFrameError';
+  readonly code = 'BAD_PEER_FRAME';
+}
 
 /** A connection that carries messages, acknowledgements and forwarding frames. */
 export const MESSAGES_MAGIC = 0x544e5231; // "TNR1"
@@ -67,15 +80,27 @@ export interface Hello {
   readonly reachAt: PeerAddress | undefined;
 }
 
-/** The hello in a connection's first frame, or undefined if it is not one. */
+/**
+ * The hello in a connection's first frame, or undefined if it is not one (another protocol on
+ * the port, or a hello whose sender is not a member ID or whose cluster ID runs past the frame).
+ */
 export function readHello(payload: Buffer): Hello | undefined {
   if (payload.length < 14) return undefined;
   const magic = payload.readUInt32LE(0);
   if (magic !== MESSAGES_MAGIC && magic !== SNAPSHOT_MAGIC) return undefined;
-  const sender = payload.readDoubleLE(4) as NodeId;
+  const sender = payload.readDoubleLE(4);
+  // Member IDs are positive integers below 2^48 (member-id.ts); NaN or 0 would pass for "no
+  // sender" in the maps the transport keys by it.
+  if (!Number.isSafeInteger(sender) || sender <= 0) return undefined;
   const len = payload.readUInt16LE(12);
+  if (payload.length < 14 + len) return undefined;
   const clusterId = decoder.decode(payload.subarray(14, 14 + len));
-  return { magic, sender, clusterId, reachAt: helloAddress(payload, 14 + len) };
+  return {
+    magic,
+    sender: sender as NodeId,
+    clusterId,
+    reachAt: helloAddress(payload, 14 + len),
+  };
 }
 
 function helloAddress(payload: Buffer, idEnd: number): PeerAddress | undefined {
@@ -96,14 +121,28 @@ export class FrameReader {
   private chunks: Buffer[] = [];
   private have = 0;
 
+  /** `maxBytes` bounds a frame's payload; `limit` may lower it later (after the hello). */
+  constructor(private maxBytes = PEER_FRAME_BYTES_MAX) {}
+
+  /** Frames from now on may be up to `maxBytes` long. */
+  limit(maxBytes: number): void {
+    this.maxBytes = maxBytes;
+  }
+
+  /**
+   * Take a chunk of the stream; `onFrame` gets every frame it completes. Throws PeerFrameError
+   * once a length prefix is over the bound, before waiting for (or buffering) its payload.
+   */
   push(chunk: Buffer, onFrame: (payload: Buffer) => void): void {
     this.chunks.push(chunk);
     this.have += chunk.length;
     for (;;) {
       if (this.have < 4) return;
       const len = this.lengthPrefix();
-      if (len > PEER_FRAME_BYTES_MAX)
-        throw new Error(`peer frame of ${len} bytes exceeds the limit`);
+      if (len > this.maxBytes)
+        throw new PeerFrameError(
+          `peer frame of ${len} bytes exceeds the limit of ${this.maxBytes}`,
+        );
       if (this.have < 4 + len) return;
       const all =
         this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);

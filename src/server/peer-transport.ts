@@ -28,6 +28,8 @@ import {
   frame,
   hello,
   MESSAGES_MAGIC,
+  PEER_FRAME_BYTES_MAX,
+  PEER_HELLO_BYTES_MAX,
   readHello,
   SNAPSHOT_MAGIC,
   type PeerAddress,
@@ -60,6 +62,12 @@ const ACK_FRAME = 0xfc;
 const REFUSED_FRAME = 0xfd;
 /** How long a refusal waits to be flushed to the sender before the socket is destroyed. */
 const REFUSAL_LINGER_MS = 1000;
+/** A refusal's reason at most, in bytes: what the sender logs, cut to a line. */
+const REFUSAL_REASON_BYTES_MAX = 1024;
+/** What the receiver sends back: an acknowledgement (its kind byte and a float64) or a refusal. */
+const RECEIVER_FRAME_BYTES_MAX = 1 + REFUSAL_REASON_BYTES_MAX;
+/** How long a caller may take to send its hello before the connection is dropped, in ms. */
+export const PEER_HELLO_TIMEOUT_MS = 10_000;
 
 export interface PeerTransportOptions {
   /**
@@ -80,6 +88,8 @@ export interface PeerTransportOptions {
   readonly nowMs: () => number;
   /** Bounds a message's wait; default PEER_WAIT_MAX_MS (tests shorten it). */
   readonly waitMaxMs?: number;
+  /** How long a new connection may take to send its hello; default PEER_HELLO_TIMEOUT_MS. */
+  readonly helloTimeoutMs?: number;
   readonly onMessage: (m: Message) => void;
   /** Frames of the node's own request forwarding (forward.ts), not Raft messages. */
   readonly onApp?: (from: NodeId, payload: Uint8Array) => void;
@@ -122,9 +132,10 @@ function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number)
   return b;
 }
 
-/** A refusal frame: REFUSED_FRAME and the reason in UTF-8. */
+/** A refusal frame: REFUSED_FRAME and the reason in UTF-8, cut to REFUSAL_REASON_BYTES_MAX. */
 function refusalFrame(reason: string): Buffer {
-  return frame(Buffer.concat([Buffer.from([REFUSED_FRAME]), Buffer.from(reason, 'utf8')]));
+  const text = Buffer.from(reason, 'utf8').subarray(0, REFUSAL_REASON_BYTES_MAX);
+  return frame(Buffer.concat([Buffer.from([REFUSED_FRAME]), text]));
 }
 
 interface Queued {
@@ -185,7 +196,8 @@ class Outbound {
     const { socket: s, tcp, ready } = dialPeer(this.addr, this.localAddress, this.tls);
     this.socket = s;
     this.tcp = tcp;
-    const acks = new FrameReader();
+    // The receiver sends nothing but acknowledgements and, before it hangs up, a refusal.
+    const acks = new FrameReader(RECEIVER_FRAME_BYTES_MAX);
     // With TLS: whether TCP connected (a refused or unreachable port is no handshake failure),
     // the bound on the handshake, and why it failed, reported once when the socket closes.
     let tcpUp = false;
@@ -546,7 +558,13 @@ export class PeerTransport implements Transport {
   private accept(s: Socket): void {
     this.inbound.add(s);
     s.setNoDelay(true);
-    const reader = new FrameReader();
+    // Until the hello has named a member of our cluster, a frame is at most a hello long, and
+    // the caller has PEER_HELLO_TIMEOUT_MS to send it.
+    const reader = new FrameReader(PEER_HELLO_BYTES_MAX);
+    const helloTimeoutMs = this.opts.helloTimeoutMs ?? PEER_HELLO_TIMEOUT_MS;
+    s.setTimeout(helloTimeoutMs, () => {
+      if (from === undefined) refuse(`no hello within ${helloTimeoutMs} ms`);
+    });
     let from: NodeId | undefined;
     /** Set once the hello says this connection carries a snapshot. */
     let snapshot: SnapshotReceiver | undefined;
@@ -590,6 +608,8 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            s.setTimeout(0);
+            reader.limit(PEER_FRAME_BYTES_MAX);
             if (h.magic === SNAPSHOT_MAGIC) {
               snapshot = new SnapshotReceiver();
               return;

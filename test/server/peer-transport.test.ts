@@ -2,6 +2,7 @@
 // two transports on loopback exchange messages in order; a node of another cluster is refused;
 // a restarted peer is reached again.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { test } from 'node:test';
 import { logIndex, nodeId, term, type NodeId } from '../../src/core/base/units.js';
 import type { Message } from '../../src/core/raft/types.js';
@@ -10,7 +11,12 @@ import {
   encodeMessage,
   MessageDecodeError,
 } from '../../src/server/message-codec.js';
-import { PeerTransport, type PeerEvent } from '../../src/server/peer-transport.js';
+import { hello, MESSAGES_MAGIC } from '../../src/server/peer-frames.js';
+import {
+  PEER_FRAME_BYTES_MAX,
+  PeerTransport,
+  type PeerEvent,
+} from '../../src/server/peer-transport.js';
 import { freePorts } from '../../src/launcher/ports.js';
 import { until } from '../support/poll.js';
 
@@ -373,4 +379,63 @@ test('an append claiming 2^32-1 entries is refused from its count', () => {
   );
   app.writeUInt32LE(0xffffffff, app.length - 4);
   assert.throws(() => decodeMessage(app), /cannot fit/);
+});
+
+/** A raw connection to `port` that sends `bytes`; resolves once the transport closes it. */
+function rawPeer(port: number, bytes: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1', () => s.write(bytes));
+    s.on('error', () => undefined);
+    s.on('close', () => resolve());
+  });
+}
+
+test('a first frame longer than a hello is refused from its length prefix', async () => {
+  const events: PeerEvent[] = [];
+  const t = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n1,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    peers: new Map(),
+    onMessage: () => undefined,
+    onEvent: (e) => events.push(e),
+  });
+  try {
+    // A 64 MiB frame would have been awaited and buffered before anything was checked.
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32LE(PEER_FRAME_BYTES_MAX, 0);
+    await rawPeer(t.port, prefix);
+    assert.ok(
+      events.some((e) => e.type === 'refused' && /exceeds the limit/.test(e.reason)),
+      JSON.stringify(events),
+    );
+    // A hello whose sender is NaN is not a hello.
+    const h = hello(MESSAGES_MAGIC, 'c1', n2, { host: '127.0.0.1', port: 1 });
+    h.writeDoubleLE(Number.NaN, 8);
+    await rawPeer(t.port, h);
+    assert.ok(events.some((e) => e.type === 'refused' && e.reason === 'not a tenure peer'));
+  } finally {
+    await t.close();
+  }
+});
+
+test('a connection that sends no hello is dropped after the hello timeout', async () => {
+  const events: PeerEvent[] = [];
+  const t = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n1,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    peers: new Map(),
+    helloTimeoutMs: 200,
+    onMessage: () => undefined,
+    onEvent: (e) => events.push(e),
+  });
+  try {
+    await rawPeer(t.port, Buffer.from([1, 0]));
+    assert.ok(events.some((e) => e.type === 'refused' && /no hello within 200 ms/.test(e.reason)));
+  } finally {
+    await t.close();
+  }
 });
