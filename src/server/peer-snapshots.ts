@@ -13,7 +13,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import type { Socket } from 'node:net';
 import type { NodeId } from '../core/base/units.js';
-import { frame, frameHead, type PeerAddress } from './peer-frames.js';
+import { frame, frameHead, PeerFrameError, type PeerAddress } from './peer-frames.js';
 import { dialPeer, type PeerTls } from './peer-tls.js';
 
 /** Bytes of a snapshot per CHUNK frame. */
@@ -131,29 +131,52 @@ function drained(s: Socket): Promise<void> {
 
 /** The receiving side of one snapshot connection, fed the frames after its hello. */
 export class SnapshotReceiver {
-  private buf: Buffer | undefined;
+  /** The length the BEGIN frame announced. */
+  private total: number | undefined;
+  private buf: Buffer = Buffer.alloc(0);
   private filled = 0;
 
   /**
+   * Bytes held for the snapshot so far. The buffer grows with what arrives (doubling, capped at
+   * the announced length), never to the announced length at once: a BEGIN frame is 9 bytes, and
+   * one claiming 2 GiB must not make the member allocate 2 GiB for a peer that sends no more.
+   */
+  get bufferedBytes(): number {
+    return this.buf.length;
+  }
+
+  /**
    * Take one frame. Returns the whole encoded message once its last chunk is in, or undefined;
-   * throws on a frame out of place or a snapshot larger than SNAPSHOT_BYTES_MAX.
+   * throws PeerFrameError on a frame out of place or a snapshot larger than SNAPSHOT_BYTES_MAX.
    */
   frame(payload: Buffer): Buffer | undefined {
     if (payload[0] === BEGIN_FRAME && payload.length >= 9) {
-      if (this.buf !== undefined) throw new Error('snapshot stream began twice');
+      if (this.total !== undefined) throw new PeerFrameError('snapshot stream began twice');
       const total = payload.readDoubleLE(1);
       if (!Number.isSafeInteger(total) || total <= 0 || total > SNAPSHOT_BYTES_MAX)
-        throw new Error(`snapshot of ${total} bytes refused`);
-      this.buf = Buffer.allocUnsafe(total);
+        throw new PeerFrameError(`snapshot of ${total} bytes refused`);
+      this.total = total;
       return undefined;
     }
-    if (payload[0] !== CHUNK_FRAME || this.buf === undefined)
-      throw new Error('snapshot stream: unexpected frame');
+    if (payload[0] !== CHUNK_FRAME || this.total === undefined)
+      throw new PeerFrameError('snapshot stream: unexpected frame');
     const chunk = payload.subarray(1);
-    if (this.filled + chunk.length > this.buf.length)
-      throw new Error('snapshot stream: more bytes than announced');
+    if (this.filled + chunk.length > this.total)
+      throw new PeerFrameError('snapshot stream: more bytes than announced');
+    this.reserve(this.filled + chunk.length);
     this.buf.set(chunk, this.filled);
     this.filled += chunk.length;
-    return this.filled === this.buf.length ? this.buf : undefined;
+    if (this.filled < this.total) return undefined;
+    return this.buf.length === this.filled ? this.buf : this.buf.subarray(0, this.filled);
+  }
+
+  /** Room for `bytes`: at least double the buffer (so copies cost O(total)), at most the total. */
+  private reserve(bytes: number): void {
+    if (bytes <= this.buf.length) return;
+    const total = this.total as number;
+    const size = Math.min(total, Math.max(bytes, 2 * this.buf.length, SNAPSHOT_CHUNK_BYTES));
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.filled);
+    this.buf = next;
   }
 }

@@ -11,7 +11,8 @@ import {
   encodeMessage,
   MessageDecodeError,
 } from '../../src/server/message-codec.js';
-import { hello, MESSAGES_MAGIC } from '../../src/server/peer-frames.js';
+import { hello, MESSAGES_MAGIC, PeerFrameError } from '../../src/server/peer-frames.js';
+import { SNAPSHOT_CHUNK_BYTES, SnapshotReceiver } from '../../src/server/peer-snapshots.js';
 import {
   PEER_FRAME_BYTES_MAX,
   PeerTransport,
@@ -438,4 +439,16 @@ test('a connection that sends no hello is dropped after the hello timeout', asyn
   } finally {
     await t.close();
   }
+});
+
+test('a snapshot BEGIN announcing 2 GiB holds only the bytes that came', () => {
+  const r = new SnapshotReceiver();
+  const begin = Buffer.alloc(9);
+  begin[0] = 0xf1;
+  begin.writeDoubleLE(2 ** 31, 1);
+  r.frame(begin);
+  assert.equal(r.bufferedBytes, 0, 'nothing allocated for an announcement');
+  r.frame(Buffer.from([0xf2, 1, 2, 3]));
+  assert.ok(r.bufferedBytes <= SNAPSHOT_CHUNK_BYTES, `${r.bufferedBytes} bytes held`);
+  assert.throws(() => r.frame(begin), PeerFrameError);
 });
