@@ -350,10 +350,15 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   }
 
   restore(data: Uint8Array): void {
+    // Everything is decoded and built before any of it replaces the machine's state: a snapshot
+    // refused (SnapshotDecodeError) leaves the machine as it was.
     const s = decodeSnapshotData(data);
-    this.store = MvccStore.fromData(s.mvcc, this.mutants);
-    this.leases = LeaseTable.fromData(s.leases);
-    this.authStore = s.auth === undefined ? new AuthStore() : AuthStore.fromData(s.auth);
+    const store = MvccStore.fromData(s.mvcc, this.mutants);
+    const leases = LeaseTable.fromData(s.leases);
+    const authStore = s.auth === undefined ? new AuthStore() : AuthStore.fromData(s.auth);
+    this.store = store;
+    this.leases = leases;
+    this.authStore = authStore;
     this.applied = s.appliedIndex;
     for (const hub of this.hubs) hub.resync();
   }

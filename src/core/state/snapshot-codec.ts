@@ -13,7 +13,6 @@
 //   u32 leases; per lease: i64 id, f64 ttl s, f64 expiry ms, u8 has checkpoint [f64 checkpoint s],
 //       u32 keys; per key: bytes key
 //   then, only when the auth store holds anything: u8 1, bytes auth store (tagged JSON; small)
-import { assert } from '../base/assert.js';
 import { ByteReader, ByteWriter } from '../base/bytes.js';
 import { revision } from '../base/units.js';
 import type { AuthData } from './auth-store.js';
@@ -96,13 +95,89 @@ export function encodeSnapshotData(s: SnapshotData): Uint8Array {
   return w.done();
 }
 
+/**
+ * A snapshot that is not what encodeSnapshotData writes: cut short, a field out of its range, a
+ * section of the wrong shape. The file's checksum already catches a damaged disk; this is what
+ * a snapshot written wrong (a bug, another version, a hostile sender) gives instead of a
+ * RangeError or TypeError halfway through a restore.
+ */
+export class SnapshotDecodeError extends Error {
+  override readonly name = 'SnapshotDecodeError';
+  readonly code = 'BAD_SNAPSHOT';
+}
+
+function check(ok: boolean, what: () => string): void {
+  if (!ok) throw new SnapshotDecodeError(`etcd snapshot: ${what()}`);
+}
+
+const isRevision = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
+
+function checkVersion(v: KeyVersion, currentRevision: number): void {
+  check(isRevision(v.rev) && v.rev <= currentRevision, () => `revision ${v.rev} out of range`);
+  check(Number.isSafeInteger(v.sub) && v.sub >= 0, () => `sub-revision ${v.sub}`);
+  if (v.kv === null) return;
+  const { createRevision, modRevision, version } = v.kv;
+  check(
+    isRevision(createRevision) && createRevision <= modRevision && modRevision === v.rev,
+    () => `key revisions ${createRevision}/${modRevision} at ${v.rev}`,
+  );
+  check(Number.isSafeInteger(version) && version >= 1, () => `key version ${version}`);
+}
+
+function checkLease(l: LeaseData): void {
+  check(l.id > 0n, () => `lease id ${l.id}`);
+  check(Number.isFinite(l.ttlSeconds) && l.ttlSeconds >= 0, () => `lease TTL ${l.ttlSeconds}`);
+  check(Number.isFinite(l.expiryMs), () => `lease expiry ${l.expiryMs}`);
+  check(
+    l.checkpointSeconds === null || Number.isFinite(l.checkpointSeconds),
+    () => `lease checkpoint ${l.checkpointSeconds}`,
+  );
+}
+
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** The auth section's shape: what AuthStore.fromData reads. */
+function isAuthData(v: unknown): v is AuthData {
+  if (!isObj(v) || typeof v.enabled !== 'boolean' || typeof v.revision !== 'number') return false;
+  if (!isRevision(v.revision) || !Array.isArray(v.users) || !Array.isArray(v.roles)) return false;
+  const user = (u: unknown): boolean =>
+    isObj(u) &&
+    isStr(u.name) &&
+    (u.passwordHash === null || isStr(u.passwordHash)) &&
+    Array.isArray(u.roles) &&
+    u.roles.every(isStr);
+  const perm = (p: unknown): boolean =>
+    isObj(p) &&
+    (p.permType === 'READ' || p.permType === 'WRITE' || p.permType === 'READWRITE') &&
+    p.key instanceof Uint8Array &&
+    p.rangeEnd instanceof Uint8Array;
+  const role = (r: unknown): boolean =>
+    isObj(r) && isStr(r.name) && Array.isArray(r.perms) && r.perms.every(perm);
+  return v.users.every(user) && v.roles.every(role);
+}
+
+/** Decode a snapshot; SnapshotDecodeError for anything encodeSnapshotData would not write. */
 export function decodeSnapshotData(data: Uint8Array): SnapshotData {
+  try {
+    return decodeChecked(data);
+  } catch (e) {
+    if (e instanceof SnapshotDecodeError) throw e;
+    throw new SnapshotDecodeError(`etcd snapshot: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function decodeChecked(data: Uint8Array): SnapshotData {
   const r = new ByteReader(data);
   const format = r.u8();
-  assert(format === SNAPSHOT_FORMAT, () => `etcd: unknown snapshot format ${format}`);
+  check(format === SNAPSHOT_FORMAT, () => `unknown format ${format}`);
   const appliedIndex = r.f64();
   const currentRevision = r.f64();
   const compactRevision = r.f64();
+  check(
+    isRevision(appliedIndex) && isRevision(compactRevision) && compactRevision <= currentRevision,
+    () => `applied ${appliedIndex}, revisions ${compactRevision}..${currentRevision}`,
+  );
   const keys: (readonly [ByteKey, readonly KeyVersion[]])[] = [];
   for (let i = r.u32(); i > 0; i--) {
     const keyBytes = r.bytes();
@@ -126,6 +201,17 @@ export function decodeSnapshotData(data: Uint8Array): SnapshotData {
         kv: { key: keyBytes, createRevision, modRevision, version, value, lease },
       });
     }
+    check(versions.length > 0, () => 'a key without history');
+    for (const [j, v] of versions.entries()) {
+      checkVersion(v, currentRevision);
+      const before = versions[j - 1];
+      check(
+        before === undefined || before.rev < v.rev || (before.rev === v.rev && before.sub < v.sub),
+        () => 'a key history out of order',
+      );
+    }
+    const last = keys[keys.length - 1];
+    check(last === undefined || last[0] < key, () => 'keys out of order');
     keys.push([key, versions]);
   }
   const leases: LeaseData[] = [];
@@ -136,14 +222,18 @@ export function decodeSnapshotData(data: Uint8Array): SnapshotData {
     const checkpointSeconds = r.u8() === 0 ? null : r.f64();
     const leaseKeys: ByteKey[] = [];
     for (let j = r.u32(); j > 0; j--) leaseKeys.push(toByteKey(r.bytes()));
-    leases.push({ id, ttlSeconds, expiryMs, checkpointSeconds, keys: leaseKeys });
+    const lease = { id, ttlSeconds, expiryMs, checkpointSeconds, keys: leaseKeys };
+    checkLease(lease);
+    leases.push(lease);
   }
   let auth: AuthData | undefined;
   if (r.pos < data.length) {
-    assert(r.u8() === 1, 'etcd: unknown snapshot section');
-    auth = decodeTagged(r.bytes()) as AuthData;
+    check(r.u8() === 1, () => 'unknown section');
+    const section: unknown = decodeTagged(r.bytes());
+    check(isAuthData(section), () => 'auth section of the wrong shape');
+    auth = section as AuthData;
   }
-  assert(r.pos === data.length, 'etcd: trailing bytes after the snapshot');
+  check(r.pos === data.length, () => 'trailing bytes');
   const mvcc = { currentRevision, compactRevision, keys };
   return auth === undefined ? { appliedIndex, mvcc, leases } : { appliedIndex, mvcc, leases, auth };
 }

@@ -26,16 +26,23 @@ export type RecordKind = typeof RECORD_ETCD | typeof RECORD_MEMBER;
 
 const HEADER_BYTES = 2;
 
-/** A log entry in a record format this member does not read: it must stop, not apply it. */
+/**
+ * A log entry in a record format this member does not read, or of a kind its format does not
+ * have: it must stop, not apply it.
+ */
 export class LogFormatError extends Error {
   override readonly name = 'LogFormatError';
   constructor(
     readonly index: LogIndex,
     readonly format: number,
+    readonly kind?: number,
   ) {
     super(
-      `log entry ${index} is in record format ${format}, and this member reads formats 1 to ` +
-        `${LOG_FORMAT_MAX}: upgrade it to the version the other members run`,
+      kind === undefined
+        ? `log entry ${index} is in record format ${format}, and this member reads formats 1 ` +
+            `to ${LOG_FORMAT_MAX}: upgrade it to the version the other members run`
+        : `log entry ${index} is a record of kind ${kind}, which format ${format} does not ` +
+            'have: a member wrote it wrong, and applying it by guesswork would diverge',
     );
   }
 }

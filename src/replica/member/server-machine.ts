@@ -10,6 +10,7 @@ import type { EtcdResult } from '../../core/state/etcd-machine.js';
 import { EtcdMachine } from '../../core/state/etcd-machine.js';
 import type { StateMachine } from '../../core/state/machine.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
+import { SnapshotDecodeError } from '../../core/state/snapshot-codec.js';
 import type { Command } from '../../core/state/command.js';
 import { decodeCommand, encodeCommand } from '../../core/state/command.js';
 import {
@@ -160,7 +161,11 @@ export class ServerMachine implements StateMachine<ServerResult> {
       this.onMembersChanged?.();
       return { type: 'member' };
     }
-    assert(rec.kind === RECORD_ETCD, () => `server machine: unknown record kind ${rec.kind}`);
+    if (rec.kind !== RECORD_ETCD) {
+      const e = new LogFormatError(index, data[0] as number, rec.kind);
+      this.onUnreadable?.(e);
+      throw e;
+    }
     return this.etcd.apply(index, rec.body);
   }
 
@@ -186,12 +191,27 @@ export class ServerMachine implements StateMachine<ServerResult> {
     return w.done();
   }
 
+  /** Restore from a snapshot; SnapshotDecodeError, and nothing changed, when it is malformed. */
   restore(data: Uint8Array): void {
-    const r = new ByteReader(data);
-    const format = r.u8();
-    assert(format === SERVER_SNAPSHOT_FORMAT, () => `server machine: snapshot format ${format}`);
-    const members = decodeTagged(r.bytes()) as MemberRecord[];
-    this.etcd.restore(r.rest());
+    let members: MemberRecord[];
+    let etcdPart: Uint8Array;
+    try {
+      const r = new ByteReader(data);
+      const format = r.u8();
+      if (format !== SERVER_SNAPSHOT_FORMAT)
+        throw new SnapshotDecodeError(`server snapshot: unknown format ${format}`);
+      const decoded: unknown = decodeTagged(r.bytes());
+      if (!Array.isArray(decoded) || !decoded.every(isMemberRecord))
+        throw new SnapshotDecodeError('server snapshot: a member table of the wrong shape');
+      members = decoded;
+      etcdPart = r.rest();
+    } catch (e) {
+      if (e instanceof SnapshotDecodeError) throw e;
+      throw new SnapshotDecodeError(
+        `server snapshot: ${e instanceof Error ? e.message : String(e)}`,
+      );
+    }
+    this.etcd.restore(etcdPart);
     this.members = new Map(members.map((m) => [m.id, m]));
     this.onMembersChanged?.();
   }
