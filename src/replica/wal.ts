@@ -136,10 +136,10 @@ export function decodeSnapshot(bytes: Uint8Array): Snapshot {
     throw corrupt('header checksum');
   return readOrCorrupt(() => {
     const r = new ByteReader(bytes.subarray(HEADER_BYTES, headerEnd));
-    const index = logIndex(r.f64());
-    const t = term(r.f64());
-    const voters = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
-    const learners = Array.from({ length: r.u32() }, () => nodeId(r.f64()));
+    const index = logIndex(whole(r, 'snapshot index', 0));
+    const t = term(whole(r, 'snapshot term', 0));
+    const voters = Array.from({ length: r.u32() }, () => nodeId(whole(r, 'voter', 1)));
+    const learners = Array.from({ length: r.u32() }, () => nodeId(whole(r, 'learner', 1)));
     const dataBytes = r.f64();
     const dataCrc = r.u32();
     if (headerEnd + dataBytes !== bytes.length) throw corrupt('data length');
@@ -235,6 +235,17 @@ function last(entries: readonly Entry[]): number {
   return entries[entries.length - 1]?.index ?? 0;
 }
 
+/**
+ * A count the WAL stores as a float64 (an index, a term, a member ID): a whole number from `min`
+ * up, or the record is corrupt. A checksum over a record a bug wrote wrong still matches, and a
+ * term of 1.5 or NaN would reach Raft as if it were one.
+ */
+function whole(r: ByteReader, what: string, min: number): number {
+  const v = r.f64();
+  if (!Number.isSafeInteger(v) || v < min) throw new CorruptWalError(`${what} ${v} in the WAL`);
+  return v;
+}
+
 /** A record whose checksum matched but whose payload ends early was written wrong: corruption. */
 function readOrCorrupt<T>(read: () => T): T {
   try {
@@ -269,7 +280,11 @@ export function recover(
       const r = new ByteReader(p);
       const type = r.u8();
       if (type === RecordType.HardState) {
-        hardState = { term: term(r.f64()), vote: nodeId(r.f64()), commit: logIndex(r.f64()) };
+        hardState = {
+          term: term(whole(r, 'term', 0)),
+          vote: nodeId(whole(r, 'vote', 0)),
+          commit: logIndex(whole(r, 'commit index', 0)),
+        };
       } else if (type === RecordType.SnapshotMarker) {
         const index = r.f64();
         r.f64();
@@ -282,8 +297,8 @@ export function recover(
         const n = r.u32();
         for (let i = 0; i < n; i++) {
           const e: Entry = {
-            index: logIndex(r.f64()),
-            term: term(r.f64()),
+            index: logIndex(whole(r, 'entry index', 1)),
+            term: term(whole(r, 'entry term', 0)),
             type: r.u8() === 1 ? 'conf' : 'normal',
             data: r.bytes(),
           };
