@@ -53,6 +53,10 @@ export function registerStart(program: Command): void {
     .option('--peer-key-file <path>', 'PEM private key of --peer-cert-file')
     .option('--peer-trusted-ca-file <path>', "CA bundle; peers' certificates must be signed by it")
     .option('--peer-client-cert-auth', 'refuse peers without a certificate from the peer CA')
+    .option(
+      '--peer-cert-allowed-cn <cn>',
+      "refuse peers whose verified certificate's CN is not this one",
+    )
     .option('--peer-auto-tls', 'self-signed peer certificates: encryption, no authentication')
     .option('--cert-file <path>', 'PEM certificate served on https:// client URLs')
     .option('--key-file <path>', 'PEM private key of --cert-file')

@@ -65,6 +65,7 @@ export interface StartFlags {
   readonly peerKeyFile?: string;
   readonly peerTrustedCaFile?: string;
   readonly peerClientCertAuth?: boolean;
+  readonly peerCertAllowedCn?: string;
   readonly peerAutoTls?: boolean;
   readonly certFile?: string;
   readonly keyFile?: string;
@@ -300,6 +301,7 @@ function resolvePeerTls(
     f.peerKeyFile !== undefined ||
     ca !== undefined ||
     f.peerClientCertAuth === true ||
+    f.peerCertAllowedCn !== undefined ||
     f.peerAutoTls === true;
   if (secure === undefined) {
     if (any)
@@ -312,6 +314,13 @@ function resolvePeerTls(
   if (f.peerCertFile !== undefined && f.peerKeyFile !== undefined) {
     if (f.peerClientCertAuth === true && ca === undefined)
       throw new ConfigError('--peer-client-cert-auth needs --peer-trusted-ca-file');
+    const allowedCn = f.peerCertAllowedCn;
+    if (allowedCn !== undefined && ca === undefined)
+      throw new ConfigError(
+        '--peer-cert-allowed-cn checks the CN of a verified peer certificate: it needs ' +
+          '--peer-trusted-ca-file',
+      );
+    if (allowedCn === '') throw new ConfigError('--peer-cert-allowed-cn must not be empty');
     return {
       peerTls: {
         certFile: f.peerCertFile,
@@ -319,11 +328,12 @@ function resolvePeerTls(
         ...(ca === undefined ? {} : { trustedCaFile: ca }),
         // A CA file alone already means verified peers, as in etcd 3.4 (ServerConfig).
         clientCertAuth: f.peerClientCertAuth === true || ca !== undefined,
+        ...(allowedCn === undefined ? {} : { allowedCn }),
       },
     };
   }
   if (f.peerCertFile === undefined && f.peerKeyFile === undefined && f.peerAutoTls === true) {
-    if (ca !== undefined || f.peerClientCertAuth === true)
+    if (ca !== undefined || f.peerClientCertAuth === true || f.peerCertAllowedCn !== undefined)
       throw new ConfigError(
         '--peer-auto-tls makes a self-signed certificate that no CA signed; ' +
           '--peer-trusted-ca-file and --peer-client-cert-auth need --peer-cert-file and ' +

@@ -38,6 +38,11 @@ export interface PeerTlsFiles {
    * etcd 3.4 does for a self cert. Encryption, no authentication.
    */
   readonly selfSigned?: boolean;
+  /**
+   * `--peer-cert-allowed-cn`: a dialing peer's verified certificate must have this CN (etcd
+   * 3.4's TLSInfo.AllowedCN, checked in its VerifyPeerCertificate on the peer listener).
+   */
+  readonly allowedCn?: string;
 }
 
 /** The options of both ends of a peer connection, files read. */
@@ -51,6 +56,8 @@ export interface PeerTls {
   readonly server: tls.TlsOptions;
   /** A peer must present a certificate the trusted CA signed (etcd's ClientCertAuth). */
   readonly verifyPeers: boolean;
+  /** A peer's certificate must also carry this CN (`--peer-cert-allowed-cn`). */
+  readonly allowedCn?: string;
   /** For dialing (`tls.connect`), without the socket and host of the connection. */
   readonly client: tls.ConnectionOptions;
   readonly handshakeTimeoutMs: number;
@@ -83,6 +90,7 @@ export function peerTlsOptions(
       minVersion: 'TLSv1.2',
     },
     verifyPeers,
+    ...(files.allowedCn === undefined ? {} : { allowedCn: files.allowedCn }),
     client: {
       cert,
       key,
@@ -92,6 +100,21 @@ export function peerTlsOptions(
     },
     handshakeTimeoutMs,
   };
+}
+
+/**
+ * Why a verified inbound peer is still refused, or undefined: its certificate's CN is not
+ * `--peer-cert-allowed-cn`. etcd 3.4 answers the handshake with "CommonName authentication
+ * failed" (pkg/transport/listener.go); the CN found is added so the log says who it was.
+ */
+export function allowedCnRefusal(peerTls: PeerTls, socket: tls.TLSSocket): string | undefined {
+  if (peerTls.allowedCn === undefined) return undefined;
+  const cn = socket.getPeerCertificate().subject?.CN;
+  if (cn === peerTls.allowedCn) return undefined;
+  return (
+    `peer certificate refused: CommonName authentication failed (CN ${JSON.stringify(cn ?? '')}` +
+    `, allowed ${JSON.stringify(peerTls.allowedCn)})`
+  );
 }
 
 /** A dialed connection: `socket` carries the protocol, `tcp` is the connection under it. */

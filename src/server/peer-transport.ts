@@ -35,7 +35,13 @@ import {
   type PeerAddress,
 } from './peer-frames.js';
 import { SnapshotReceiver, SnapshotSender, type SnapshotEvent } from './peer-snapshots.js';
-import { dialPeer, isTlsError, opensTlsHandshake, type PeerTls } from './peer-tls.js';
+import {
+  allowedCnRefusal,
+  dialPeer,
+  isTlsError,
+  opensTlsHandshake,
+  type PeerTls,
+} from './peer-tls.js';
 
 export { PEER_FRAME_BYTES_MAX, type PeerAddress } from './peer-frames.js';
 
@@ -388,9 +394,14 @@ export class PeerTransport implements Transport {
         { ...peerTls.server, handshakeTimeout: peerTls.handshakeTimeoutMs },
         (s) => {
           // A peer with a foreign CA's certificate, none, or one past its dates: refused here,
-          // before anything it sent is read (peer-tls.ts says why not by Node).
-          if (peerTls.verifyPeers && !s.authorized) {
-            const why = `peer certificate refused: ${String(s.authorizationError ?? 'none')}`;
+          // before anything it sent is read (peer-tls.ts says why not by Node); also one whose CN is
+          // not --peer-cert-allowed-cn.
+          const refusal =
+            peerTls.verifyPeers && !s.authorized
+              ? `peer certificate refused: ${String(s.authorizationError ?? 'none')}`
+              : allowedCnRefusal(peerTls, s);
+          if (refusal !== undefined) {
+            const why = refusal;
             this.tlsFailed('inbound', why, remoteOf(s));
             s.on('error', () => undefined);
             // Told inside TLS: in TLS 1.3 its side of the handshake is done, and a bare hang-up

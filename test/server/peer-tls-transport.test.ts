@@ -355,3 +355,26 @@ test('bad TLS files and flags are typed errors at start', () => {
     (e: unknown) => e instanceof TlsConfigError && /needs --peer-trusted-ca-file/.test(e.message),
   );
 });
+
+test('--peer-cert-allowed-cn: a verified peer with another CN is refused, the CN let in', async () => {
+  const allowing = (cn: string): PeerTls => peerTlsOptions({ ...trusted, allowedCn: cn });
+  const ok = await pair(allowing('tenure test peer'), peerTlsOptions(trusted));
+  try {
+    await sendUntil(ok.b, 'a message through', () => ok.a.got.length > 0);
+  } finally {
+    await ok.close();
+  }
+  const { a, b, close } = await pair(allowing('member-1.example'), peerTlsOptions(trusted));
+  try {
+    await sendUntil(b, 'the listener to refuse the CN', () => a.t.tlsHandshakeFailures > 0);
+    const refused = tlsFailures(a.events, 'inbound')[0];
+    assert.match(
+      (refused as { error: string }).error,
+      /CommonName authentication failed \(CN "tenure test peer", allowed "member-1.example"\)/,
+    );
+    await until('the dialer to be told', () => b.events.some((e) => e.type === 'refusedBy'));
+    assert.equal(a.got.length, 0, 'a message got through');
+  } finally {
+    await close();
+  }
+});

@@ -289,6 +289,22 @@ describe('peer TLS flags', () => {
     assert.equal(opts.peerAutoTls, undefined, 'auto TLS is ignored when certificates are given');
   });
 
+  test('--peer-cert-allowed-cn needs a CA to verify against', () => {
+    assert.throws(
+      () => resolveStartOptions({ ...base, ...files, peerCertAllowedCn: 'n1' }),
+      refused(/--peer-cert-allowed-cn .* needs --peer-trusted-ca-file/),
+    );
+    const ca = pem('ca.crt');
+    const cn = 'tenure test peer';
+    const opts = resolveStartOptions({
+      ...base,
+      ...files,
+      peerTrustedCaFile: ca,
+      peerCertAllowedCn: cn,
+    });
+    assert.equal(opts.peerTls?.allowedCn, cn);
+  });
+
   test('peer URLs that mix http:// and https:// are refused', () => {
     assert.throws(
       () =>
