@@ -60,9 +60,10 @@ function logLines(
     }
     const picked: string[] = [];
     for (const line of text.split('\n')) {
-      const m = /"time":(\d+)/.exec(line);
+      // Member logs carry etcd's `ts` (ISO 8601, member-log.ts).
+      const m = /"ts":"([^"]+)"/.exec(line);
       if (m === null) continue;
-      const time = Number(m[1]);
+      const time = Date.parse(m[1] ?? '');
       if (time >= from && time <= to) picked.push(line);
     }
     for (const line of picked.slice(-logLinesPerMember)) out.push(`${names[i]}: ${line}`);

@@ -1,7 +1,6 @@
 // `tenure start`: one member, configured with etcd's flags. Logs are JSON lines (pino) on stderr;
 // SIGTERM and SIGINT stop it gracefully (client connections drained, peers closed, data synced).
 import type { Command } from 'commander';
-import pino from 'pino';
 import {
   ConfigError,
   DEFAULT_MAX_REQUEST_BYTES,
@@ -9,7 +8,9 @@ import {
   resolveStartOptions,
   type StartFlags,
 } from '../server/config.js';
+import { unsafeConfigWarnings } from '../server/config-warnings.js';
 import { DiskFailure } from '../server/file-disk.js';
+import { memberLog } from '../server/member-log.js';
 import { PLANTED_BUGS_ENV, plantedBugsFrom } from '../server/planted-bugs.js';
 
 export function registerStart(program: Command): void {
@@ -69,8 +70,15 @@ export function registerStart(program: Command): void {
     .option('--auth-token-ttl <seconds>', 'a simple token unused this long expires', '300')
     .option('--bcrypt-cost <n>', 'bcrypt cost of stored password hashes (4..31)', '10')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option(
+      '--log-format <format>',
+      "'json' (pino, etcd's fields) or 'text' (one line each)",
+      'json',
+    )
     .action(async (flags: StartFlags) => {
-      let opts;
+      let opts: ReturnType<typeof resolveStartOptions> & {
+        readonly mutants: ReturnType<typeof plantedBugsFrom>;
+      };
       try {
         opts = { ...resolveStartOptions(flags), mutants: plantedBugsFrom(process.env) };
       } catch (e) {
@@ -80,7 +88,11 @@ export function registerStart(program: Command): void {
         }
         throw e;
       }
-      const log = pino({ level: opts.logLevel, base: { member: opts.name } }, pino.destination(2));
+      const log = memberLog({ name: opts.name, level: opts.logLevel, format: opts.logFormat });
+      for (const warning of unsafeConfigWarnings(opts)) {
+        log.warn({ warning }, 'unsafe configuration');
+        process.stderr.write(`tenure start: warning: ${warning}\n`);
+      }
       if (opts.mutants.size > 0)
         log.error(
           { plantedBugs: [...opts.mutants], env: PLANTED_BUGS_ENV },

@@ -10,6 +10,10 @@ import type { ClientTlsFiles } from './api/client-tls.js';
 import type { PeerTlsFiles } from './peer-tls.js';
 
 /** The node's own settings (NodeConfig), plus what only the command line and the API need. */
+/** `--log-format`: pino JSON lines, or one readable line per record (member-log.ts). */
+export type LogFormat = 'json' | 'text';
+const LOG_FORMATS: readonly string[] = ['json', 'text'] satisfies LogFormat[];
+
 export interface StartOptions extends Pick<
   NodeConfig,
   | 'name'
@@ -32,6 +36,8 @@ export interface StartOptions extends Pick<
   readonly peerAutoTls?: boolean;
   readonly maxRequestBytes: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** `--log-format`: pino JSON lines (default) or readable text (member-log.ts). */
+  readonly logFormat: LogFormat;
   /** TLS for the https:// client URLs (`--cert-file`, `--key-file`, `--trusted-ca-file`). */
   readonly clientTls?: ClientTlsFiles;
   /** `--client-cert-auth`: with auth on, a call without a token runs as its certificate's CN. */
@@ -60,6 +66,7 @@ export interface StartFlags {
   readonly snapshotCount?: string;
   readonly maxRequestBytes?: string;
   readonly logLevel?: string;
+  readonly logFormat?: string;
   readonly autoTls?: boolean;
   readonly peerCertFile?: string;
   readonly peerKeyFile?: string;
@@ -181,6 +188,9 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
   const level = f.logLevel ?? 'info';
   if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error')
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
+  const logFormat = f.logFormat ?? 'json';
+  if (!LOG_FORMATS.includes(logFormat))
+    throw new ConfigError(`--log-format must be json or text, not '${logFormat}'`);
   return {
     name,
     dataDir: f.dataDir ?? join('.', `${name}.tenure`),
@@ -202,6 +212,7 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
       DEFAULT_MAX_REQUEST_BYTES,
     ),
     logLevel: level,
+    logFormat: logFormat as LogFormat,
     ...(clientTls === undefined ? {} : { clientTls }),
     clientCertAuth: f.clientCertAuth === true,
     ...resolveAuthFlags(f),
