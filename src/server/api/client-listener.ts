@@ -189,8 +189,13 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       { ...options, handshakeTimeout: FIRST_BYTES_TIMEOUT_MS },
       (socket) => route(socket),
     );
-    // A client with no certificate, a foreign CA or plain text on a TLS port: refused, logged.
-    server.on('tlsClientError', (err) => log.info({ err }, 'client API: TLS handshake refused'));
+    // A client with no certificate, a foreign CA, plain text on a TLS port or a handshake that
+    // times out: refused, logged. With a listener here node leaves the socket open (even after
+    // ERR_TLS_HANDSHAKE_TIMEOUT), so it is destroyed here.
+    server.on('tlsClientError', (err, socket) => {
+      log.info({ err }, 'client API: TLS handshake refused');
+      socket.destroy();
+    });
     return server;
   }
 
