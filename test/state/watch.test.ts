@@ -212,6 +212,31 @@ void test('a slow stream: live events stop at the queue limit and are caught up 
   assert.deepEqual(hub.drain().map(describe), ['#-1 h4']);
 });
 
+void test('a slow stream: live events also stop at the byte limit, and queuedBytes counts', () => {
+  const h = new Harness({ ...DEFAULT_ETCD_LIMITS, watchQueueBytesMax: 10 });
+  const hub = h.m.openWatchHub();
+  hub.create({ key: b('a'), prevKv: true });
+  h.put('a', '12345'); // 2: queued, 6 bytes
+  assert.equal(hub.queuedBytes, 6);
+  h.put('a', '67890'); // 3: queued, 12 bytes with its prev_kv: the limit is passed
+  assert.equal(hub.queuedBytes, 18);
+  h.put('a', 'x'); // 4: not queued: the watcher falls behind
+  assert.equal(hub.queuedBytes, 18);
+  assert.deepEqual(hub.drain().map(describe), [
+    '#0 h1 created',
+    '#0 h2\n  PUT a=12345 m2 v1',
+    '#0 h3\n  PUT a=67890 m3 v2 prev=12345@2',
+    '#0 h4\n  PUT a=x m4 v3 prev=67890@3',
+  ]);
+  assert.equal(hub.queuedBytes, 0);
+  // openWatchHub's own limit replaces the machine's.
+  const roomy = h.m.openWatchHub(1024);
+  roomy.create({ key: b('a') });
+  h.put('a', '1'); // 5
+  h.put('a', '2'); // 6
+  assert.equal(roomy.drain().length, 3);
+});
+
 void test('a slow watcher whose history is compacted meanwhile is cancelled', () => {
   const h = new Harness({ ...DEFAULT_ETCD_LIMITS, watchQueueResponsesMax: 1 });
   const hub = h.m.openWatchHub();

@@ -31,6 +31,14 @@ export interface EtcdLimits {
    * memory by the store's history instead of letting the queue grow without end.
    */
   readonly watchQueueResponsesMax: number;
+  /**
+   * Bytes of keys and values (prev_kv included) of the live events a watch hub queues between
+   * drains, the same way: beyond it watchers fall behind and are caught up from history. The
+   * response count alone would let 10,000 revisions of 1.5 MiB values pile up for a client that
+   * never reads, and keep them in memory after a compaction freed them from the store. The
+   * client API sets its own (`--max-watch-queue-bytes`) for Watch streams.
+   */
+  readonly watchQueueBytesMax: number;
   /** Revisions per catch-up watch response (etcd sends at most 1000 per response). */
   readonly watchCatchUpRevisionsMax: number;
 }
@@ -42,5 +50,6 @@ export const DEFAULT_ETCD_LIMITS: EtcdLimits = Object.freeze({
   leaseTtlMaxSeconds: 9_000_000_000,
   backendBytesMax: 2 * 1024 * 1024 * 1024,
   watchQueueResponsesMax: 10_000,
+  watchQueueBytesMax: 16 * 1024 * 1024,
   watchCatchUpRevisionsMax: 1000,
 });

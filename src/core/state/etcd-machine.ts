@@ -327,9 +327,16 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.store.eventsBetween(span, fromRev, toRev);
   }
 
-  /** A new watch hub (one per watch stream) fed by every later apply. */
-  openWatchHub(): WatchHub {
-    const hub = new WatchHub(this, this.limits, this.mutants);
+  /**
+   * A new watch hub (one per watch stream) fed by every later apply; `queueBytesMax` replaces
+   * the limits' watchQueueBytesMax for it.
+   */
+  openWatchHub(queueBytesMax?: number): WatchHub {
+    const limits =
+      queueBytesMax === undefined
+        ? this.limits
+        : { ...this.limits, watchQueueBytesMax: queueBytesMax };
+    const hub = new WatchHub(this, limits, this.mutants);
     this.hubs.add(hub);
     return hub;
   }

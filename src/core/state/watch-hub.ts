@@ -2,8 +2,9 @@
 // server/storage/mvcc/watchable_store.go), as a pure data structure: the machine publishes each
 // revision's events into it, and the server drains the queued responses and sends them. A watcher
 // that starts in the past is caught up from the store's history at once. When the queue is full
-// (the stream is slow) live events are not queued: watchers fall behind ("unsynced") and are
-// caught up from history at the next drain, or cancelled as compacted if it is gone.
+// (the stream is slow: `watchQueueResponsesMax` responses or `watchQueueBytesMax` bytes) live
+// events are not queued: watchers fall behind ("unsynced") and are caught up from history at the
+// next drain, or cancelled as compacted if it is gone.
 import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
 import type { Revision } from '../base/units.js';
@@ -67,9 +68,17 @@ interface Watcher {
   sentSinceTick: boolean;
 }
 
+/** What an event holds beyond shared structure: its keys and values. */
+function eventBytes(e: WatchEvent): number {
+  const kv = e.kv.key.length + e.kv.value.length;
+  return e.prevKv === undefined ? kv : kv + e.prevKv.key.length + e.prevKv.value.length;
+}
+
 export class WatchHub {
   private readonly watchers = new Map<number, Watcher>();
   private queue: WatchResponse[] = [];
+  /** Bytes of keys and values in `queue`'s events (eventBytes). */
+  private queueBytes = 0;
   private nextAutoId = 0;
 
   constructor(
@@ -82,6 +91,11 @@ export class WatchHub {
   /** The number of live watchers. */
   get size(): number {
     return this.watchers.size;
+  }
+
+  /** Bytes of keys and values in the queued responses' events. */
+  get queuedBytes(): number {
+    return this.queueBytes;
   }
 
   /** Create a watcher; returns its ID, or INVALID_WATCH_ID when refused (a response says why). */
@@ -138,6 +152,7 @@ export class WatchHub {
     assert(rev === this.source.revision, 'watch: publish of a revision that is not current');
     // A full queue: leave every watcher behind; drain() catches them up from history.
     if (this.queue.length >= this.limits.watchQueueResponsesMax) return;
+    if (this.queueBytes >= this.limits.watchQueueBytesMax) return;
     for (const w of [...this.watchers.values()]) {
       if (w.nextRev > rev) continue;
       if (w.nextRev < rev) {
@@ -184,6 +199,7 @@ export class WatchHub {
     for (const w of [...this.watchers.values()]) this.catchUp(w);
     const out = this.queue;
     this.queue = [];
+    this.queueBytes = 0;
     return out;
   }
 
@@ -245,9 +261,10 @@ export class WatchHub {
   }
 
   private push(r: Partial<WatchResponse> & { watchId: number }, rev?: Revision): void {
-    if ((r.events?.length ?? 0) > 0) {
+    if (r.events !== undefined && r.events.length > 0) {
       const w = this.watchers.get(r.watchId);
       if (w) w.sentSinceTick = true;
+      for (const e of r.events) this.queueBytes += eventBytes(e);
     }
     this.queue.push({
       header: { revision: rev ?? revision(this.source.revision) },
