@@ -103,8 +103,12 @@ function method(path: string): {
 export class RawClient {
   readonly raw: grpc.Client;
 
-  constructor(address: string) {
-    this.raw = new grpc.Client(address, grpc.credentials.createInsecure());
+  /**
+   * `options`: grpc-js channel options; `{ 'grpc.use_local_subchannel_pool': 1 }` gives this
+   * client a connection of its own (grpc-js otherwise shares one per address between clients).
+   */
+  constructor(address: string, options: grpc.ChannelOptions = {}) {
+    this.raw = new grpc.Client(address, grpc.credentials.createInsecure(), options);
   }
 
   /** Resolve with the response, or with `{ error }` for a non-OK status. */

@@ -13,6 +13,7 @@ export const FRAME = {
   SETTINGS: 0x4,
   PING: 0x6,
   GOAWAY: 0x7,
+  WINDOW_UPDATE: 0x8,
 } as const;
 
 export const FLAG = { END_STREAM: 0x1, ACK: 0x1, END_HEADERS: 0x4 } as const;
@@ -48,6 +49,20 @@ export function goaway(lastStreamId: number, code: number): Buffer {
   p.writeUInt32BE(lastStreamId & 0x7fffffff, 0);
   p.writeUInt32BE(code, 4);
   return frame(FRAME.GOAWAY, 0, 0, p);
+}
+
+/** RST_STREAM (RFC 9113 §6.4) with `code`. */
+export function rstStream(streamId: number, code: number): Buffer {
+  const p = Buffer.alloc(4);
+  p.writeUInt32BE(code, 0);
+  return frame(FRAME.RST_STREAM, 0, streamId, p);
+}
+
+/** WINDOW_UPDATE (RFC 9113 §6.9): stream 0 for the connection's window. */
+export function windowUpdate(streamId: number, increment: number): Buffer {
+  const p = Buffer.alloc(4);
+  p.writeUInt32BE(increment & 0x7fffffff, 0);
+  return frame(FRAME.WINDOW_UPDATE, 0, streamId, p);
 }
 
 /** The HEADERS frame that opens a gRPC call to `path` on `streamId` (no END_STREAM). */
@@ -113,6 +128,20 @@ export class RawH2Client {
   /** Half-close our side. */
   end(): void {
     this.socket.end();
+  }
+
+  /** Stop reading the socket (a client that never reads its answers); `resume` reads again. */
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.socket.resume();
+  }
+
+  /** Our side's port: the server's `remotePort` for this connection. */
+  get localPort(): number {
+    return this.socket.localPort ?? 0;
   }
 
   destroy(): void {

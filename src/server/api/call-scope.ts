@@ -9,6 +9,7 @@ import {
 } from '../../core/state/etcd-errors.js';
 import type { ClientApiConfig } from './api-config.js';
 import type { KvBackend } from '../../replica/member/backend.js';
+import type { ConnectionState } from './connection-limits.js';
 import type { CallInfo } from './convert.js';
 import type { Logger } from './log.js';
 import type { ApiStatus } from './status.js';
@@ -40,6 +41,8 @@ export interface CallStart {
   readonly metadata: ReadonlyMap<string, string>;
   /** The verified client certificate's CN, under `--client-cert-auth` (CallInfo.commonName). */
   readonly commonName?: string;
+  /** The client connection the call came on (CallInfo.connection). */
+  readonly connection?: ConnectionState;
   /** Size of the request's protobuf encoding, when known. */
   readonly requestBytes?: number;
   /** Streams are ended when the leader is lost; unary calls are only checked at the start. */
@@ -83,6 +86,7 @@ export class CallTracker {
         signal: controller.signal,
         metadata: start.metadata,
         ...(start.commonName === undefined ? {} : { commonName: start.commonName }),
+        ...(start.connection === undefined ? {} : { connection: start.connection }),
       },
       cancel: () => controller.abort(ERR_CANCELED),
       abortStatus: () => {

@@ -22,11 +22,16 @@ import {
 } from './client-tls.js';
 import type { Logger } from './log.js';
 import { silentLogger } from './log.js';
+import type { ConnectionState, ConnectionStats } from './connection-limits.js';
+import { CONNECTION_STATE, ConnectionGate } from './connection-limits.js';
 
 /** RFC 9113 §3.4: every HTTP/2 connection starts with these 24 bytes. */
 const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-/** How long a new connection may stay silent before it is dropped, in ms. */
+/**
+ * How long a new connection may take to say what it is (its TLS handshake; then its first bytes,
+ * and for HTTP/2 its first request's headers) before it is dropped, in ms.
+ */
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 /** Bytes an HTTP/2 client may send before its first request is complete. */
 const H2_OPENING_BYTES_MAX = 1024 * 1024;
@@ -46,6 +51,8 @@ export interface ClientApi {
   readonly ports: readonly number[];
   /** Stop accepting, end streams with `etcdserver: server stopped`, and close every connection. */
   close(): Promise<void>;
+  /** What each open client connection holds now (connection-limits.ts), for tests. */
+  connections(): ConnectionStats[];
 }
 
 interface ListenAddress {
@@ -78,6 +85,7 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
   const config: ClientApiConfig = { ...DEFAULT_CLIENT_API_CONFIG, ...opts.config };
   const tracker = new CallTracker({ backend: opts.backend, log, config });
   const handlers = clientApiHandlers(opts.backend, config);
+  const gate = new ConnectionGate(config, log);
   const grpcServer = createGrpcServer({ handlers, tracker, config, log });
   const httpServer = http.createServer(
     createGateway({ backend: opts.backend, handlers, tracker, config, log }),
@@ -88,15 +96,13 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
-  const sniffing = new Set<net.Socket>();
 
-  const route = (socket: net.Socket): void => {
+  const route = (socket: net.Socket, state: ConnectionState): void => {
     // A socket error before or after the hand-over (a reset peer) is the peer's problem.
     socket.on('error', (err) => log.info({ err }, 'client API: connection error'));
     // Small answers must leave at once: with Nagle on, a reply waits for the client's delayed
     // ACK (about 40 ms on Linux) behind the previous one.
     socket.setNoDelay(true);
-    sniffing.add(socket);
     socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer): void => {
@@ -104,7 +110,6 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       const protocol = sniffProtocol(seen);
       if (protocol === 'undecided') return;
       socket.off('data', onData);
-      socket.setTimeout(0);
       if (protocol === 'http2') {
         // Answer the preface ourselves and look at the first request's :authority (etcd 3.4's
         // Go client may send a URL there, which Node's HTTP/2 refuses): h2-authority.ts.
@@ -127,21 +132,25 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
           }
           if (sniff.kind === 'wait') return;
           socket.off('data', onH2);
+          socket.setTimeout(0);
           socket.pause();
-          sniffing.delete(socket);
+          gate.identified(state, 'grpc', socket);
           let connection: net.Socket | AuthorityFixStream = socket;
           if (sniff.kind === 'pass') socket.unshift(sniff.replay);
           else connection = new AuthorityFixStream(socket, sniff.replay);
           const cn = socket instanceof tls.TLSSocket ? verifiedCommonName(socket) : undefined;
           if (cn !== undefined) (connection as { [VERIFIED_CN]?: string })[VERIFIED_CN] = cn;
+          (connection as { [CONNECTION_STATE]?: ConnectionState })[CONNECTION_STATE] = state;
           grpcServer.handleConnection(connection);
         };
         socket.on('data', onH2);
         onH2();
         return;
       }
+      socket.setTimeout(0);
       socket.pause();
-      sniffing.delete(socket);
+      gate.identified(state, 'gateway', socket);
+      (socket as { [CONNECTION_STATE]?: ConnectionState })[CONNECTION_STATE] = state;
       socket.unshift(seen);
       httpServer.emit('connection', socket);
       // node:http reads through 'data' events once the socket flows again, starting with the
@@ -150,7 +159,6 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
       socket.resume();
     };
     socket.on('data', onData);
-    socket.once('close', () => sniffing.delete(socket));
   };
 
   const listeners: net.Server[] = [];
@@ -162,7 +170,7 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
   try {
     for (const [i, url] of opts.urls.entries()) {
       const { host, port, secure } = addresses[i] as ListenAddress;
-      const server = secure ? secureServer(tlsOptions as tls.TlsOptions) : net.createServer(route);
+      const server = secure ? secureServer(tlsOptions as tls.TlsOptions) : plainServer();
       listeners.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -182,28 +190,55 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     throw e;
   }
 
-  function secureServer(options: tls.TlsOptions): tls.Server {
+  function plainServer(): net.Server {
+    return net.createServer((socket) => {
+      const state = gate.admit(socket);
+      if (state !== undefined) route(socket, state);
+    });
+  }
+
+  function secureServer(options: tls.TlsOptions): net.Server {
     // The decrypted stream is routed exactly as a plain socket: ALPN is offered for clients
-    // that insist on it (grpc-go does), but the first bytes still decide.
-    const server = tls.createServer(
+    // that insist on it (grpc-go does), but the first bytes still decide. The TCP socket is
+    // admitted (connection-limits.ts) before the TLS server sees it, so a refused connection
+    // costs no handshake; the TLS server itself never listens.
+    const handshaking = new Map<string, ConnectionState>();
+    const keyOf = (s: net.Socket): string => `${s.remoteAddress ?? ''}|${s.remotePort ?? 0}`;
+    const tlsServer = tls.createServer(
       { ...options, handshakeTimeout: FIRST_BYTES_TIMEOUT_MS },
-      (socket) => route(socket),
+      (socket) => {
+        const key = keyOf(socket);
+        const state = handshaking.get(key);
+        handshaking.delete(key);
+        if (state === undefined) socket.destroy();
+        else route(socket, state);
+      },
     );
     // A client with no certificate, a foreign CA, plain text on a TLS port or a handshake that
     // times out: refused, logged. With a listener here node leaves the socket open (even after
     // ERR_TLS_HANDSHAKE_TIMEOUT), so it is destroyed here.
-    server.on('tlsClientError', (err, socket) => {
+    tlsServer.on('tlsClientError', (err, socket) => {
       log.info({ err }, 'client API: TLS handshake refused');
       socket.destroy();
     });
-    return server;
+    return net.createServer((raw) => {
+      const state = gate.admit(raw);
+      if (state === undefined) return;
+      // The TLS socket has the TCP socket's remote address and port: the key finds the state.
+      const key = keyOf(raw);
+      handshaking.set(key, state);
+      raw.once('close', () => {
+        if (handshaking.get(key) === state) handshaking.delete(key);
+      });
+      tlsServer.emit('connection', raw);
+    });
   }
 
   let closing: Promise<void> | undefined;
   const close = async (): Promise<void> => {
     // net.Server.close() calls back only once every connection is gone, so it is awaited last.
     const unbound = Promise.all(listeners.map((s) => new Promise<void>((r) => s.close(() => r()))));
-    for (const s of sniffing) s.destroy();
+    gate.destroyIdle();
     tracker.abortAll();
     grpcServer.drain();
     httpServer.closeIdleConnections();
@@ -227,5 +262,6 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
   return {
     ports,
     close: () => (closing ??= close()),
+    connections: () => [...gate.live].map((c) => c.stats()),
   };
 }

@@ -23,6 +23,7 @@ import type {
 } from '../../core/state/kv-types.js';
 import { ERR_INVALID_SORT_OPTION } from '../../core/state/etcd-errors.js';
 import type { KvBackend } from '../../replica/member/backend.js';
+import type { ConnectionState } from './connection-limits.js';
 import { ApiError } from './status.js';
 import type { WireObject } from './wire-read.js';
 import {
@@ -54,6 +55,11 @@ export interface CallInfo {
    * `--client-cert-auth` (etcd's AuthInfoFromTLS); never set for calls through the gateway.
    */
   readonly commonName?: string;
+  /**
+   * The client connection the call came on, whose per-connection limits it counts against
+   * (connection-limits.ts); absent for calls made inside the member.
+   */
+  readonly connection?: ConnectionState;
 }
 
 /**

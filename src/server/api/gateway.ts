@@ -13,6 +13,7 @@ import type { CallScope, CallTracker } from './call-scope.js';
 import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';
 import { fromProtoJson, loadProtoRoot, toProtoJson } from './protojson.js';
+import { connectionStateOf } from './connection-limits.js';
 import type { ApiStatus } from './status.js';
 import { ApiError, grpcStatusOf, statusOf, unimplemented } from './status.js';
 import { messagesFrom } from './stream-io.js';
@@ -237,11 +238,13 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
     // grpc-gateway forwards `Authorization: <token>` as metadata (the bare token, no scheme);
     // a client certificate's CN is never used through the gateway (etcd 3.4 auth/store.go).
     const authorization = req.headers.authorization;
+    const connection = connectionStateOf(req.socket);
     const scope = tracker.begin({
       method: route.path,
       metadata: new Map(authorization === undefined ? [] : [['authorization', authorization]]),
       requestBytes: Math.max(...decoded.map((d) => d.encodedBytes)),
       stream: !handlers.unary.has(route.path),
+      ...(connection === undefined ? {} : { connection }),
     });
     // A client that disconnects before the answer cancels the call.
     res.on('close', () => {

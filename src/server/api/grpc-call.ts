@@ -1,8 +1,11 @@
 // One gRPC call on one HTTP/2 stream, as the server answers it (grpc/doc/PROTOCOL-HTTP2.md):
 // response headers with the first message, or a trailers-only answer, the status in the
 // trailers exactly once, writes batched per event-loop turn with backpressure, and the call's
-// deadline (`grpc-timeout`).
+// deadline (`grpc-timeout`). Every answer byte counts in its connection's `unsentBytes` from the
+// moment it is queued until node has written it to the socket (the write's callback: node calls
+// it only then, and never while the client's flow-control window holds the bytes back).
 import type * as http2 from 'node:http2';
+import type { ConnectionState } from './connection-limits.js';
 import { GrpcStatus } from './grpc-codes.js';
 import { encodeGrpcMessage, frameMessage, MESSAGE_HEADER_BYTES } from './grpc-wire.js';
 import type { grpcStatusOf } from './status.js';
@@ -11,8 +14,6 @@ import type { grpcStatusOf } from './status.js';
 export type Status = ReturnType<typeof grpcStatusOf>;
 
 export const OK: Status = { code: GrpcStatus.OK, details: '' };
-/** Bytes a stream may queue in one turn before its writer is asked to wait. */
-const QUEUED_BYTES_MAX = 256 * 1024;
 
 const DEADLINE_EXCEEDED: Status = {
   code: GrpcStatus.DEADLINE_EXCEEDED,
@@ -45,10 +46,22 @@ export class Call {
   /** The last write was refused until 'drain'. */
   private blocked = false;
   private writableWaiters: (() => void)[] = [];
+  /** Bytes this call counts in its connection's `unsentBytes`. */
+  private unsent = 0;
+  /** The stream closed: whatever it held is gone, and late write callbacks count nothing. */
+  private released = false;
   /** Called once when the call ends for any reason (the scope's release). */
   onFinish: (() => void) | undefined;
 
-  constructor(readonly stream: http2.ServerHttp2Stream) {}
+  /**
+   * `queuedBytesMax`: bytes queued before `send` asks the writer to wait (api-config.ts,
+   * streamQueuedBytesMax). The stream's owner calls `streamClosed` on its 'close'.
+   */
+  constructor(
+    readonly stream: http2.ServerHttp2Stream,
+    private readonly queuedBytesMax: number,
+    private readonly connection?: ConnectionState,
+  ) {}
 
   get done(): boolean {
     return this.finished;
@@ -70,12 +83,38 @@ export class Call {
   send(body: Buffer): boolean {
     if (this.finished || this.stream.destroyed) return true;
     this.queued.push(frameMessage(body));
-    this.queuedBytes += body.length + MESSAGE_HEADER_BYTES;
+    const bytes = body.length + MESSAGE_HEADER_BYTES;
+    this.queuedBytes += bytes;
+    this.count(bytes);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(() => this.flush());
     }
-    return !this.blocked && this.queuedBytes < QUEUED_BYTES_MAX;
+    return !this.blocked && this.queuedBytes < this.queuedBytesMax;
+  }
+
+  private count(bytes: number): void {
+    if (this.connection === undefined || this.released) return;
+    this.unsent += bytes;
+    this.connection.unsentBytes += bytes;
+  }
+
+  /** Write `out` (already counted) and uncount it once node has handed it to the socket. */
+  private write(out: Buffer): boolean {
+    if (this.connection === undefined) return this.stream.write(out);
+    return this.stream.write(out, () => {
+      if (this.released) return;
+      this.unsent -= out.length;
+      (this.connection as ConnectionState).unsentBytes -= out.length;
+    });
+  }
+
+  /** The stream closed: what it still held is freed, so it no longer counts as unsent. */
+  streamClosed(): void {
+    if (this.released || this.connection === undefined) return;
+    this.released = true;
+    this.connection.unsentBytes -= this.unsent;
+    this.unsent = 0;
   }
 
   /** Resolves once the writer may send again (the stream drained, or the call is over). */
@@ -94,7 +133,7 @@ export class Call {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
     }
-    if (this.stream.write(out)) {
+    if (this.write(out)) {
       if (!this.blocked) this.wakeWriters();
     } else if (!this.blocked) {
       this.blocked = true;
@@ -118,7 +157,9 @@ export class Call {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
     }
-    this.end(OK, frameMessage(body));
+    const framed = frameMessage(body);
+    this.count(framed.length);
+    this.end(OK, framed);
   }
 
   finish(status: Status): void {
@@ -143,8 +184,8 @@ export class Call {
     this.stream.once('wantTrailers', () => {
       if (!this.stream.destroyed) this.stream.sendTrailers(statusFields(status));
     });
-    if (last === undefined) this.stream.end();
-    else this.stream.end(last);
+    if (last !== undefined) this.write(last);
+    this.stream.end();
   }
 
   private settle(): void {

@@ -18,6 +18,7 @@ import { GrpcStatus } from './grpc-codes.js';
 import type { ClientApiConfig } from './api-config.js';
 import type { CallScope, CallTracker } from './call-scope.js';
 import { serveBidi } from './grpc-bidi.js';
+import type { Status } from './grpc-call.js';
 import { Call, OK } from './grpc-call.js';
 import type { CallContext, Decoded } from './grpc-call-context.js';
 import { metadataOf } from './grpc-metadata.js';
@@ -25,6 +26,7 @@ import { VERIFIED_CN } from './client-tls.js';
 import { methodTable } from './grpc-methods.js';
 import { serveSingleRequest } from './grpc-single-request.js';
 import { createH2Sessions } from './h2-sessions.js';
+import { connectionUnsentRefusal } from './connection-limits.js';
 import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';
 import { grpcStatusOf } from './status.js';
@@ -54,16 +56,27 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   // etcd's receive limit: the request limit plus gRPC overhead (`grpcOverheadBytes` in etcd
   // server/etcdserver/api/v3rpc/grpc.go).
   const receiveBytesMax = config.requestBytesMax + config.grpcOverheadBytes;
-  const sessions = createH2Sessions(log);
+  const sessions = createH2Sessions(log, config);
   const h2 = sessions.server;
+  const unsentRefusal: Status = {
+    code: GrpcStatus.RESOURCE_EXHAUSTED,
+    details: connectionUnsentRefusal(config.connectionUnsentBytesMax),
+  };
 
   h2.on('stream', (stream, headers) => {
     // A reset stream is the client's business; its 'close' ends the call.
     stream.on('error', () => undefined);
-    const call = new Call(stream);
+    const connection = sessions.stateOf(stream.session);
+    const call = new Call(stream, config.streamQueuedBytesMax, connection);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       stream.respond({ ':status': 415 }, { endStream: true });
+      return;
+    }
+    // A client that leaves this much unread gets no more work done until it reads: refused
+    // before anything runs, so a refused write is never applied (api-config.ts).
+    if (connection !== undefined && connection.unsentBytes >= config.connectionUnsentBytesMax) {
+      call.finish(unsentRefusal);
       return;
     }
     const path = headers[':path'] ?? '';
@@ -89,6 +102,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
     let scope: CallScope | undefined;
     // Deadline, client cancel (RST_STREAM) and disconnect all cancel the scope.
     stream.once('close', () => {
+      call.streamClosed();
       if (!call.done) {
         scope?.cancel();
         call.finish(OK); // nothing reaches the client any more; this releases the scope
@@ -124,6 +138,7 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
             metadata,
             ...(commonName === undefined ? {} : { commonName }),
             ...(requestBytes === undefined ? {} : { requestBytes }),
+            ...(connection === undefined ? {} : { connection }),
             stream: isStream,
           });
           call.onFinish = () => s.end();

@@ -1,6 +1,8 @@
 // The HTTP/2 server under the gRPC side and its client sessions: the limits it runs with,
 // a drain that lets calls in progress finish, and what a client's own GOAWAY does (issue 14).
 import * as http2 from 'node:http2';
+import type { ConnectionState } from './connection-limits.js';
+import { connectionStateOf } from './connection-limits.js';
 import type { Logger } from './log.js';
 
 export interface H2Sessions {
@@ -11,18 +13,33 @@ export interface H2Sessions {
   closed(): Promise<void>;
   /** Cut every connection now. */
   destroy(): void;
+  /** The client connection a session serves (connection-limits.ts); undefined in tests only. */
+  stateOf(session: http2.Http2Session | undefined): ConnectionState | undefined;
 }
 
-export function createH2Sessions(log: Logger): H2Sessions {
+export interface H2Limits {
+  /** SETTINGS_MAX_CONCURRENT_STREAMS (api-config.ts, streamsPerConnectionMax). */
+  readonly streamsPerConnectionMax: number;
+}
+
+export function createH2Sessions(log: Logger, limits: H2Limits): H2Sessions {
   const sessions = new Set<http2.ServerHttp2Session>();
+  const states = new WeakMap<http2.Http2Session, ConnectionState>();
   let draining = false;
   const h2 = http2.createServer({
     // Node refuses new streams once a session holds more than this (ENHANCE_YOUR_CALM); a watch
-    // fan-out holds many. grpc-js lifts the limit the same way.
+    // fan-out holds many. grpc-js lifts the limit the same way. What a connection may hold is
+    // bounded by our own limits instead (api-config.ts: streams, queued and unsent bytes).
     maxSessionMemory: Number.MAX_SAFE_INTEGER,
     maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
+    // nghttp2 resets a stream over this with REFUSED_STREAM (RFC 9113 §5.1.2), from the moment
+    // the setting is sent, before the client acknowledged it (test/api/limits.test.ts shows it
+    // with a client that never acknowledges).
+    settings: { maxConcurrentStreams: limits.streamsPerConnectionMax },
   });
   h2.on('session', (session) => {
+    const state = connectionStateOf(session.socket);
+    if (state !== undefined) states.set(session, state);
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
     servePastPeerGoaway(session);
@@ -44,6 +61,7 @@ export function createH2Sessions(log: Logger): H2Sessions {
     destroy: () => {
       for (const s of sessions) s.destroy();
     },
+    stateOf: (session) => (session === undefined ? undefined : states.get(session)),
   };
 }
 

@@ -47,7 +47,7 @@ export function handlerTable(services: readonly (ServiceHandlers | ApiService)[]
 export function clientApiHandlers(backend: KvBackend, config: ClientApiConfig): HandlerTable {
   return handlerTable([
     kvHandlers(backend),
-    leaseHandlers(backend),
+    leaseHandlers(backend, config),
     watchHandlers(backend, config),
     clusterHandlers(backend),
     maintenanceHandlers(backend),

@@ -2,6 +2,7 @@
 // the log; TimeToLive and KeepAlive are answered by the leader's clock through the backend;
 // Leases reads the applied table after the read barrier.
 import type { KvBackend } from '../../replica/member/backend.js';
+import type { ClientApiConfig } from './api-config.js';
 import type { ApiService, BidiCall } from './convert.js';
 import {
   asMessage,
@@ -13,10 +14,16 @@ import {
 } from './convert.js';
 import { expectResult } from './results.js';
 import { authOn, NO_STAMP, stampOf } from './auth-identity.js';
+import type { ConnectionState } from './connection-limits.js';
+import { keepAliveLimitRefusal } from './connection-limits.js';
+import { ApiError } from './status.js';
 
 const LEASE = '/etcdserverpb.Lease';
 
-export function leaseHandlers(backend: KvBackend): ApiService {
+export function leaseHandlers(
+  backend: KvBackend,
+  limits: Pick<ClientApiConfig, 'keepAliveStreamsPerConnectionMax'>,
+): ApiService {
   return {
     unary: {
       [`${LEASE}/LeaseGrant`]: async (req, call) => {
@@ -69,9 +76,37 @@ export function leaseHandlers(backend: KvBackend): ApiService {
     },
     serverStream: {},
     bidi: {
-      [`${LEASE}/LeaseKeepAlive`]: (call) => keepAliveStream(backend, call),
+      [`${LEASE}/LeaseKeepAlive`]: (call) => {
+        // Calls from inside the member (the simulator's) have no connection to count against.
+        const connection = call.info.connection;
+        if (connection === undefined) return keepAliveStream(backend, call);
+        return countedKeepAliveStream(backend, call, connection, limits);
+      },
     },
   };
+}
+
+/**
+ * At most `keepAliveStreamsPerConnectionMax` keepalive streams per connection (api-config.ts
+ * says why streams, and not leases or lease IDs); one more ends at once, before reading a
+ * request, with RESOURCE_EXHAUSTED.
+ */
+async function countedKeepAliveStream(
+  backend: KvBackend,
+  call: BidiCall,
+  connection: ConnectionState,
+  limits: Pick<ClientApiConfig, 'keepAliveStreamsPerConnectionMax'>,
+): Promise<void> {
+  const max = limits.keepAliveStreamsPerConnectionMax;
+  if (connection.keepAliveStreams >= max) {
+    throw new ApiError({ code: 'ResourceExhausted', message: keepAliveLimitRefusal(max) });
+  }
+  connection.keepAliveStreams++;
+  try {
+    await keepAliveStream(backend, call);
+  } finally {
+    connection.keepAliveStreams--;
+  }
 }
 
 /**

@@ -2,8 +2,9 @@
 // (src/core/state/watch-hub.ts does created/cancel/compacted/progress/filters/prev_kv), wired to
 // the transport here. The machine publishes into the hub without telling anyone, so the stream
 // drains it after every request and every `watchDrainIntervalMs`; sending awaits the transport,
-// so a slow client stops the draining and the hub's own limit turns the backlog into catch-up
-// from history.
+// so a slow client stops the draining and the hub's own limits (`watchQueueBytesMax`) turn the
+// backlog into catch-up from history. The watchers of all of one connection's streams count
+// against `watchesPerConnectionMax`.
 import { NO_MUTANTS, type Mutants } from '../../core/base/mutants.js';
 import type { WatchCreateRequest, WatchFilter, WatchResponse } from '../../core/state/watch-hub.js';
 import type { WatchEvent } from '../../core/state/kv-types.js';
@@ -27,6 +28,7 @@ import {
   ERR_USER_EMPTY,
 } from '../../core/state/etcd-errors.js';
 import { authOn, callerOf } from './auth-identity.js';
+import { watchLimitReason } from './connection-limits.js';
 import { statusOf } from './status.js';
 
 const WATCH = '/etcdserverpb.Watch/Watch';
@@ -126,15 +128,28 @@ class WatchStream {
   private readonly fragmenting = new Set<number>();
   private wake: (() => void) | undefined;
   private failure: { readonly error: unknown } | undefined;
+  /** This stream's watchers as counted in its connection's `watches`. */
+  private counted = 0;
 
   constructor(
     private readonly backend: KvBackend,
     private readonly config: ClientApiConfig,
     private readonly call: BidiCall,
   ) {
-    this.hub = backend.machine.openWatchHub();
+    this.hub = backend.machine.openWatchHub(config.watchQueueBytesMax);
     // Applied revisions wake the sender at once; the drain interval is only a safety net.
     this.hub.onChange = () => this.poke();
+  }
+
+  /**
+   * Bring the connection's watch count up to date with this hub's watchers, which creates,
+   * cancels and compaction (the hub cancels a compacted watcher itself) change.
+   */
+  private recount(): void {
+    const connection = this.call.info.connection;
+    if (connection === undefined) return;
+    connection.watches += this.hub.size - this.counted;
+    this.counted = this.hub.size;
   }
 
   async run(): Promise<void> {
@@ -150,10 +165,13 @@ class WatchStream {
       this.failure = { error };
       this.poke();
     });
+    this.call.info.connection?.watchQueues.add(this.hub);
     try {
       while (!signal.aborted) {
         if (this.failure !== undefined) throw this.failure.error;
-        for (const r of this.hub.drain()) await this.sendResponse(r);
+        const responses = this.hub.drain();
+        this.recount();
+        for (const r of responses) await this.sendResponse(r);
         await this.idle(this.config.watchDrainIntervalMs);
       }
     } finally {
@@ -161,6 +179,12 @@ class WatchStream {
       signal.removeEventListener('abort', onAbort);
       this.backend.machine.closeWatchHub(this.hub);
       await reader;
+      const connection = this.call.info.connection;
+      if (connection !== undefined) {
+        connection.watchQueues.delete(this.hub);
+        connection.watches -= this.counted;
+        this.counted = 0;
+      }
     }
   }
 
@@ -176,11 +200,20 @@ class WatchStream {
           this.poke();
           continue;
         }
+        const connection = this.call.info.connection;
+        this.recount();
+        if (connection !== undefined && connection.watches >= this.config.watchesPerConnectionMax) {
+          this.hub.deny(watchLimitReason(this.config.watchesPerConnectionMax));
+          this.poke();
+          continue;
+        }
         const id = this.hub.create(create);
+        this.recount();
         if (boolField(asMessage(m['create_request']), 'fragment')) this.fragmenting.add(id);
       } else if (m['cancel_request'] != null) {
         const id = numberField(asMessage(m['cancel_request'], 'cancel_request'), 'watch_id');
         this.hub.cancel(id);
+        this.recount();
       } else if (m['progress_request'] != null) {
         this.hub.requestProgress();
       }
