@@ -116,7 +116,10 @@ function service(backend: TestBackend) {
     leader: (name: string) =>
       method('Leader')({ name: Buffer.from(name) }, callInfo()) as Promise<LeaderReply>,
     observe: (name: string, signal: AbortSignal, seen: LeaderReply[]) =>
-      observe({ name: Buffer.from(name) }, callInfo(signal), (r) => seen.push(r as LeaderReply)),
+      observe({ name: Buffer.from(name) }, callInfo(signal), (r) => {
+        seen.push(r as LeaderReply);
+        return Promise.resolve();
+      }),
   };
 }
 

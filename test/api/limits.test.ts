@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import * as tls from 'node:tls';
 import { status } from '@grpc/grpc-js';
 import type { ClientApiConfig } from '../../src/server/api/api-config.js';
+import { DEFAULT_CLIENT_API_CONFIG } from '../../src/server/api/api-config.js';
 import {
   connectionUnsentRefusal,
   keepAliveLimitRefusal,
@@ -29,6 +30,7 @@ import {
   FLAG,
   FRAME,
   H2_REFUSED_STREAM,
+  messageFrame,
   RawH2Client,
   requestHeaders,
   rstStream,
@@ -41,6 +43,7 @@ const KV = '/etcdserverpb.KV';
 const LEASE = '/etcdserverpb.Lease';
 const WATCH = '/etcdserverpb.Watch/Watch';
 const RANGE = `${KV}/Range`;
+const ELECTION = '/v3electionpb.Election';
 
 function codec(path: string): {
   requestSerialize: (v: object) => Buffer;
@@ -419,6 +422,161 @@ test('a connection over its unsent bytes gets no new calls until its client read
     assert.equal((await c.waitFor('stream 5', streamEnd(5))).headers?.get('grpc-status'), '0');
   } finally {
     c.destroy();
+    await f.close();
+  }
+});
+
+const VALUE_BYTES = 100 * 1000;
+const WRITTEN_BYTES = 20 * 1000 * 1000;
+
+/**
+ * Write WRITTEN_BYTES of values under `prefix` from `writer`, checking after every 2 MB that
+ * `bystander` (its own connection) is served and that the slow connection holds no more than
+ * `bound` says; returns the largest holdings seen.
+ */
+async function writeWhileWatching(
+  f: Fixture,
+  prefix: string,
+  writer: RawClient,
+  bystander: RawClient,
+  holding: () => ConnectionStats,
+  bound: { readonly unsentBytes: number; readonly watchQueuedBytes: number },
+): Promise<{ unsentBytes: number; watchQueuedBytes: number }> {
+  const value = Buffer.alloc(VALUE_BYTES, 0x61);
+  const most = { unsentBytes: 0, watchQueuedBytes: 0 };
+  for (let i = 0; i < WRITTEN_BYTES / VALUE_BYTES; i++) {
+    await writer.ok(`${KV}/Put`, { key: b(`${prefix}${i % 50}`), value });
+    if (i % 20 === 19) {
+      await assertServed(f, bystander);
+      const h = holding();
+      most.unsentBytes = Math.max(most.unsentBytes, h.unsentBytes);
+      most.watchQueuedBytes = Math.max(most.watchQueuedBytes, h.watchQueuedBytes);
+      assert.ok(h.unsentBytes <= bound.unsentBytes, `unsent ${h.unsentBytes} after ${i + 1} puts`);
+      assert.ok(
+        h.watchQueuedBytes <= bound.watchQueuedBytes,
+        `watch queue ${h.watchQueuedBytes} bytes after ${i + 1} puts`,
+      );
+    }
+  }
+  return most;
+}
+
+test('a gRPC watcher that never reads: what its connection holds stays bounded', async () => {
+  const watchQueueBytesMax = 1024 * 1024;
+  const f = await start({ watchQueueBytesMax });
+  const c = await RawH2Client.connect(f.port);
+  const writer = ownClient(f);
+  const bystander = ownClient(f);
+  try {
+    const watch = codec(WATCH);
+    const create = watch.requestSerialize({
+      create_request: { key: b('slow/'), range_end: b('slow0') },
+    });
+    c.send(Buffer.concat([requestHeaders(1, WATCH), messageFrame(1, create, false)]));
+    await c.waitFor('the created response', (x) => x.streamId === 1 && x.type === FRAME.DATA);
+    // From here on the client reads nothing and grants no window.
+    c.pause();
+    const holding = (): ConnectionStats => connectionOf(f, c.localPort);
+    const perStream = DEFAULT_CLIENT_API_CONFIG.streamQueuedBytesMax + 2 * (VALUE_BYTES + 1024);
+    const most = await writeWhileWatching(f, 'slow/', writer, bystander, holding, {
+      unsentBytes: perStream,
+      watchQueuedBytes: watchQueueBytesMax + VALUE_BYTES + 64,
+    });
+    assert.equal(holding().watches, 1);
+    // It did hold something: the bound was reached, not trivially met.
+    assert.ok(
+      most.unsentBytes > DEFAULT_CLIENT_API_CONFIG.streamQueuedBytesMax / 2,
+      `${most.unsentBytes}`,
+    );
+    assert.ok(most.watchQueuedBytes >= watchQueueBytesMax, `${most.watchQueuedBytes}`);
+    // Gone: the member lets go of all of it.
+    c.destroy();
+    await waitUntil('the connection released', () => {
+      return !f.api.connections().some((x) => x.remotePort === c.localPort);
+    });
+  } finally {
+    c.destroy();
+    writer.close();
+    bystander.close();
+    await f.close();
+  }
+});
+
+test('a gateway watcher that never reads: its socket buffer stays bounded', async () => {
+  const watchQueueBytesMax = 1024 * 1024;
+  const f = await start({ watchQueueBytesMax });
+  const writer = ownClient(f);
+  const bystander = ownClient(f);
+  const body = JSON.stringify({
+    create_request: { key: b('gw/').toString('base64'), range_end: b('gw0').toString('base64') },
+  });
+  const s = await new Promise<net.Socket>((resolve) => {
+    const sock = net.connect(f.port, '127.0.0.1', () => resolve(sock));
+  });
+  try {
+    let head = '';
+    const created = new Promise<void>((resolve) => {
+      const onData = (d: Buffer): void => {
+        head += d.toString('latin1');
+        if (head.includes('"created":true')) {
+          s.off('data', onData);
+          resolve();
+        }
+      };
+      s.on('data', onData);
+    });
+    s.write(
+      `POST /v3/watch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await created;
+    s.pause(); // never read again
+    const holding = (): ConnectionStats => connectionOf(f, s.localPort ?? 0);
+    // JSON carries values in base64: a line is 4/3 of a value, plus the socket's high-water mark.
+    const line = Math.ceil((VALUE_BYTES * 4) / 3) + 1024;
+    const most = await writeWhileWatching(f, 'gw/', writer, bystander, holding, {
+      unsentBytes: 64 * 1024 + 2 * line,
+      watchQueuedBytes: watchQueueBytesMax + VALUE_BYTES + 64,
+    });
+    assert.equal(holding().watches, 1);
+    assert.ok(most.unsentBytes > 0, 'the kernel took it all: the test measured nothing');
+  } finally {
+    s.destroy();
+    writer.close();
+    bystander.close();
+    await f.close();
+  }
+});
+
+test('an Observe stream that never reads: its connection holds one answer or so', async () => {
+  const f = await start({});
+  const c = await RawH2Client.connect(f.port);
+  const other = ownClient(f);
+  try {
+    const lease = (await f.client.ok(`${LEASE}/LeaseGrant`, { TTL: 60 }))['ID'] as string;
+    const campaign = await f.client.ok(`${ELECTION}/Campaign`, {
+      name: b('e'),
+      lease,
+      value: b('first'),
+    });
+    const leader = campaign['leader'];
+    const observe = codec(`${ELECTION}/Observe`);
+    c.send(unaryRequest(1, `${ELECTION}/Observe`, observe.requestSerialize({ name: b('e') })));
+    await c.waitFor('the first leader value', (x) => x.streamId === 1 && x.type === FRAME.DATA);
+    c.pause();
+    const value = Buffer.alloc(1000 * 1000, 0x62);
+    const bound = DEFAULT_CLIENT_API_CONFIG.streamQueuedBytesMax + 2 * (value.length + 1024);
+    let most = 0;
+    for (let i = 0; i < 20; i++) {
+      await f.client.ok(`${ELECTION}/Proclaim`, { leader, value });
+      await assertServed(f, other);
+      most = Math.max(most, connectionOf(f, c.localPort).unsentBytes);
+      assert.ok(most <= bound, `unsent ${most} after ${i + 1} proclaims of 1 MB`);
+    }
+    assert.ok(most > value.length, `${most}`);
+  } finally {
+    c.destroy();
+    other.close();
     await f.close();
   }
 });

@@ -69,11 +69,15 @@ export interface CallInfo {
  */
 export type UnaryHandler = (req: unknown, call: CallInfo) => Promise<object>;
 
-/** A server-streaming method: `send` each response; resolve to end the stream with OK. */
+/**
+ * A server-streaming method: `send` each response; resolve to end the stream with OK. `send`
+ * resolves when the transport can take more: a handler that can send without end (Observe)
+ * waits for it, so a client that does not read holds one stream's worth of answers at most.
+ */
 export type ServerStreamHandler = (
   req: unknown,
   call: CallInfo,
-  send: (resp: object) => void,
+  send: (resp: object) => Promise<void>,
 ) => Promise<void>;
 
 /** A service's methods, keyed by full gRPC path, e.g. '/v3lockpb.Lock/Lock'. */

@@ -168,8 +168,11 @@ export async function currentLeader(
   return { header: r.header, kv };
 }
 
-/** Where Observe sends each leader value: the header of the read or watch response that saw it. */
-export type LeaderSink = (header: ResponseHeader, kv: KeyValue) => void;
+/**
+ * Where Observe sends each leader value: the header of the read or watch response that saw it.
+ * It resolves when the transport can take the next one (a client that does not read stalls it).
+ */
+export type LeaderSink = (header: ResponseHeader, kv: KeyValue) => Promise<void>;
 
 /**
  * Follow the election until `signal` aborts (Election.observe in etcd
@@ -207,7 +210,7 @@ export async function observeLeader(
       }
       continue;
     }
-    sink(r.header, leader);
+    await sink(r.header, leader);
     const watch = MachineWatch.open(backend.machine, [{ key: leader.key }]);
     try {
       await followKey(watch, signal, sink);
@@ -224,7 +227,7 @@ async function followKey(watch: MachineWatch, signal: AbortSignal, sink: LeaderS
       if (r.canceled) return;
       for (const e of r.events) {
         if (e.type === 'DELETE') return;
-        sink(r.header, e.kv);
+        await sink(r.header, e.kv);
       }
     }
   }

@@ -3,7 +3,10 @@
 // handler table and call checks as gRPC. Streams (watch, lease keepalive, observe, snapshot)
 // answer with one `{"result": ...}` JSON object per line; their request body is one JSON object
 // (or several, one per line). Errors follow grpc-gateway: the HTTP status from the gRPC code and
-// the body `{"error", "code", "message"}`.
+// the body `{"error", "code", "message"}`. A stream's lines wait for the client to read them
+// (backpressure), so a client that never reads holds one socket buffer of answers; the watches
+// and keepalive streams of one connection count against the same per-connection limits as
+// gRPC's (connection-limits.ts).
 import type * as http from 'node:http';
 import type protobuf from 'protobufjs';
 import { SERVER_VERSION } from '../../replica/member/backend.js';
@@ -269,13 +272,25 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
       const resp = await unary(request, scope.info);
       return sendJson(res, 200, toProtoJson(route.responseType, resp));
     }
-    const line = (obj: object): void => {
+    /** Write one line; resolves once the socket can take more (or the client is gone). */
+    const line = (obj: object): Promise<void> => {
       if (!res.headersSent) {
         res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
       }
-      if (!res.writableEnded) res.write(`${JSON.stringify(obj)}\n`);
+      if (res.writableEnded || res.destroyed) return Promise.resolve();
+      if (res.write(`${JSON.stringify(obj)}\n`)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.once('drain', done);
+        res.once('close', done);
+      });
     };
-    const result = (resp: object): void => line({ result: toProtoJson(route.responseType, resp) });
+    const result = (resp: object): Promise<void> =>
+      line({ result: toProtoJson(route.responseType, resp) });
     try {
       const serverStream = handlers.serverStream.get(route.path);
       const bidi = handlers.bidi.get(route.path);
@@ -284,10 +299,7 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
         await bidi({
           info: scope.info,
           requests: messagesFrom(decoded.map((d) => d.request)),
-          send: (resp) => {
-            result(resp);
-            return Promise.resolve();
-          },
+          send: result,
         });
       } else throw new ApiError(unimplemented(route.path));
       const after = scope.abortStatus();
@@ -297,7 +309,9 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
       // Mid-stream, the error is the stream's last object (grpc-gateway's stream error shape).
       const s = tracker.failure(route.path, e);
       const { code } = grpcStatusOf(s);
-      line({ error: { grpc_code: code, http_code: HTTP_STATUS[code] ?? 500, message: s.message } });
+      void line({
+        error: { grpc_code: code, http_code: HTTP_STATUS[code] ?? 500, message: s.message },
+      });
     }
     res.end();
   };

@@ -57,8 +57,9 @@ export function serveSingleRequest(
         .catch((e: unknown) => call.finish(ctx.failure(e)));
       return;
     }
-    const send = (resp: object): void => {
-      if (!s.info.signal.aborted) call.send(ctx.encode(resp));
+    const send = (resp: object): Promise<void> => {
+      if (s.info.signal.aborted || call.done) return Promise.resolve();
+      return call.send(ctx.encode(resp)) ? Promise.resolve() : call.writable();
     };
     Promise.resolve()
       .then(() => kind.handler(d.value, s.info, send))

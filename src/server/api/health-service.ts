@@ -28,10 +28,11 @@ export function healthHandlers(backend: KvBackend): ApiService {
         checkService(req);
         return new Promise<void>((resolve) => {
           let last = status();
-          send({ status: last });
+          // Only changes are sent, a few bytes each: no need to wait for the client to read.
+          void send({ status: last });
           const unsubscribe = backend.onLeaderChange(() => {
             const now = status();
-            if (now !== last) send({ status: (last = now) });
+            if (now !== last) void send({ status: (last = now) });
           });
           call.signal.addEventListener(
             'abort',
