@@ -29,6 +29,8 @@ import { b, RawClient, RecordingLogger, startFixture, text } from './api-fixture
 import {
   FLAG,
   FRAME,
+  frame,
+  H2_NO_ERROR,
   H2_REFUSED_STREAM,
   messageFrame,
   RawH2Client,
@@ -580,3 +582,116 @@ test('an Observe stream that never reads: its connection holds one answer or so'
     await f.close();
   }
 });
+
+test('gRPC: a length prefix over the limit is refused before its bytes arrive', async () => {
+  const f = await start({});
+  const c = await RawH2Client.connect(f.port);
+  try {
+    // HEADERS and a DATA frame holding only the 5-byte prefix of a 100 MiB message.
+    const prefix = Buffer.alloc(5);
+    prefix.writeUInt32BE(100 * 1024 * 1024, 1);
+    c.send(Buffer.concat([requestHeaders(1, `${KV}/Put`), frame(FRAME.DATA, 0, 1, prefix)]));
+    const end = await c.waitFor('the end of stream 1', (x) => {
+      return x.streamId === 1 && x.type === FRAME.HEADERS && (x.flags & FLAG.END_STREAM) !== 0;
+    });
+    const limit =
+      DEFAULT_CLIENT_API_CONFIG.requestBytesMax + DEFAULT_CLIENT_API_CONFIG.grpcOverheadBytes;
+    assert.equal(end.headers?.get('grpc-status'), String(status.RESOURCE_EXHAUSTED));
+    assert.equal(
+      end.headers?.get('grpc-message'),
+      `Received message larger than max (${100 * 1024 * 1024} vs. ${limit})`,
+    );
+    // The server tells the client to stop sending the rest.
+    const rst = await c.waitFor('RST_STREAM on stream 1', (x) => {
+      return x.streamId === 1 && x.type === FRAME.RST_STREAM;
+    });
+    assert.equal(rst.payload.readUInt32BE(0), H2_NO_ERROR);
+    await assertServed(f);
+    // The same connection still serves other calls.
+    await f.client.ok(`${KV}/Put`, { key: b('k'), value: b('v') });
+    c.send(unaryRequest(3, RANGE, codec(RANGE).requestSerialize({ key: b('k') })));
+    assert.equal((await c.waitFor('stream 3', streamEnd(3))).headers?.get('grpc-status'), '0');
+  } finally {
+    c.destroy();
+    await f.close();
+  }
+});
+
+test('gateway: an oversize body is refused with 413 and the connection cut off early', async () => {
+  const f = await start({});
+  try {
+    // Announced: refused before a byte of the body is read.
+    const announced = await httpExchange(
+      f.port,
+      `POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`,
+    );
+    assert.match(announced, /^HTTP\/1\.1 413 /);
+    assert.match(announced, /\r\nconnection: close\r\n/i);
+    assert.ok(
+      announced.endsWith(
+        '{"error":"request body too large","code":8,"message":"request body too large"}',
+      ),
+      announced,
+    );
+    // Streamed without a length: cut off once past the limit, long before 100 MiB.
+    const streamed = await streamBody(f.port, 100 * 1024 * 1024);
+    assert.match(streamed.reply, /^HTTP\/1\.1 413 /);
+    assert.ok(
+      streamed.sentBytes < 32 * 1024 * 1024,
+      `the client could send ${streamed.sentBytes} bytes before the server cut it off`,
+    );
+    await assertServed(f);
+    assert.match(await httpExchange(f.port, HEALTH), /^HTTP\/1\.1 200 /);
+  } finally {
+    await f.close();
+  }
+});
+
+/**
+ * POST a chunked body of `totalBytes` as fast as the socket takes it; stop at the server's
+ * answer or close. Returns the answer and the bytes the kernel had accepted from us by then.
+ */
+function streamBody(
+  port: number,
+  totalBytes: number,
+): Promise<{ reply: string; sentBytes: number }> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const piece = Buffer.alloc(64 * 1024, 0x41);
+    const chunk = Buffer.concat([
+      Buffer.from(`${piece.length.toString(16)}\r\n`),
+      piece,
+      Buffer.from('\r\n'),
+    ]);
+    let queued = 0;
+    let closed = false;
+    const s = net.connect(port, '127.0.0.1', () => {
+      s.write('POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n');
+      const pump = (): void => {
+        while (!closed && queued < totalBytes) {
+          queued += piece.length;
+          if (!s.write(chunk)) {
+            s.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+    });
+    let sentBytes = 0;
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      // A whole answer: stop, as an HTTP client does when the server answers early.
+      if (Buffer.concat(chunks).toString('latin1').endsWith('}')) {
+        sentBytes = s.bytesWritten;
+        s.destroy();
+      }
+    });
+    s.on('error', () => undefined);
+    s.once('close', () => {
+      closed = true;
+      const reply = Buffer.concat(chunks).toString('latin1');
+      resolve({ reply, sentBytes: sentBytes || s.bytesWritten });
+    });
+  });
+}

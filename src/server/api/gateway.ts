@@ -162,17 +162,25 @@ function sendStatus(res: http.ServerResponse, s: ApiStatus): void {
   sendJson(res, HTTP_STATUS[body.code] ?? 500, body);
 }
 
-/** The request body, refused with 413 beyond `bytesMax`. */
+/**
+ * The request body, refused with 413 beyond `bytesMax`: at once when its Content-Length says
+ * so, else when that many bytes arrived. Nothing past the limit is kept, and the connection is
+ * closed once the 413 is out (`refuseBody`), so a client streaming a huge body is cut off
+ * instead of being read to its end.
+ */
 function readBody(req: http.IncomingMessage, bytesMax: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
+    const announced = Number(req.headers['content-length'] ?? 0);
+    if (announced > bytesMax) {
+      reject(new HttpError(413, 'request body too large'));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
-      if (size > bytesMax) return; // already refused: the rest is read and dropped
+      if (size > bytesMax) return; // already refused
       size += chunk.length;
       if (size > bytesMax) {
-        // The answer goes out at once; the rest of the body is discarded, not buffered, so the
-        // client sees the 413 rather than a reset connection.
         chunks.length = 0;
         reject(new HttpError(413, 'request body too large'));
         return;
@@ -182,6 +190,34 @@ function readBody(req: http.IncomingMessage, bytesMax: number): Promise<Buffer> 
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/** How long a connection refused with 413 stays open for its client to read the answer, in ms. */
+const REFUSED_BODY_LINGER_MS = 2000;
+
+/**
+ * Answer 413 and read no more of the body. Node's own answer would either read the body to its
+ * end (to reuse the connection) or, with `Connection: close`, close the socket with the body
+ * unread, which makes the kernel send RST and can drop the answer still in its send buffer
+ * (RFC 9112 §9.6 asks for a lingering close for this reason; the test saw the answer lost). So
+ * the answer is written on the socket here, our side is half-closed, reading stops (TCP flow
+ * control then stops the client; what it sent meanwhile waits in kernel buffers, never in the
+ * member), and the socket is destroyed after REFUSED_BODY_LINGER_MS, or at shutdown.
+ */
+function refuseBody(req: http.IncomingMessage, e: HttpError): void {
+  const socket = req.socket;
+  socket.pause();
+  const state = connectionStateOf(socket);
+  if (state !== undefined) state.refused = true;
+  const text = JSON.stringify({ error: e.message, code: e.grpcCode, message: e.message });
+  socket.end(
+    'HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\n' +
+      `content-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+  );
+  // A timer of its own: a socket's timeout does not keep the process alive, and a paused
+  // socket does not see its client go.
+  const linger = setTimeout(() => socket.destroy(), REFUSED_BODY_LINGER_MS);
+  socket.once('close', () => clearTimeout(linger));
 }
 
 /** One JSON value, or several separated by newlines (a stream's requests); empty = `{}`. */
@@ -319,6 +355,7 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
   return (req, res) => {
     serve(req, res).catch((e: unknown) => {
       if (e instanceof HttpError) {
+        if (e.httpStatus === 413 && !res.headersSent) return refuseBody(req, e);
         return sendJson(res, e.httpStatus, {
           error: e.message,
           code: e.grpcCode,

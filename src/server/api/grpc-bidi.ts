@@ -1,6 +1,7 @@
 // Bidi calls (Watch, LeaseKeepAlive, ...): requests reach the handler as they arrive, with
 // HTTP/2 flow control as the bound, and responses leave through the call's batched writes.
 import type * as http2 from 'node:http2';
+import { constants as h2constants } from 'node:http2';
 import type { CallContext, Decoded } from './grpc-call-context.js';
 import type { BidiHandler } from './convert.js';
 import type { MessageReader } from './grpc-wire.js';
@@ -23,7 +24,11 @@ export function serveBidi(ctx: CallContext, handler: BidiHandler, queuedMax: num
     ctx.stream,
     ctx.reader,
     ctx.decode,
-    (e) => call.finish({ code: e.code, details: e.message }),
+    (e) => {
+      call.finish({ code: e.code, details: e.message });
+      // As for a single request (grpc-single-request.ts): stop the client sending.
+      ctx.stream.close(h2constants.NGHTTP2_NO_ERROR);
+    },
     signal,
     queuedMax,
   );

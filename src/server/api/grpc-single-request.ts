@@ -1,6 +1,7 @@
 // Unary and server-streaming calls: exactly one request, complete at the client's half-close,
 // then the handler; a unary answer leaves with its status, a server stream's messages as the
 // handler sends them.
+import { constants as h2constants } from 'node:http2';
 import type { CallContext } from './grpc-call-context.js';
 import { GrpcStatus } from './grpc-codes.js';
 import type { Kind } from './grpc-methods.js';
@@ -21,8 +22,12 @@ export function serveSingleRequest(
         bytes += m.length;
       }
     } catch (e) {
-      if (e instanceof GrpcWireError) call.finish({ code: e.code, details: e.message });
-      else throw e;
+      if (!(e instanceof GrpcWireError)) throw e;
+      call.finish({ code: e.code, details: e.message });
+      // The rest of the request (an oversized message, say) is not wanted: RST_STREAM NO_ERROR
+      // once the status is out tells the client to stop sending (RFC 9113 §8.1), as grpc-go
+      // does, instead of our granting flow-control window for bytes that are dropped.
+      stream.close(h2constants.NGHTTP2_NO_ERROR);
       return;
     }
     // A second request is refused at once, not buffered until the client half-closes.
