@@ -2,6 +2,7 @@
 // SIGTERM and SIGINT stop it gracefully (client connections drained, peers closed, data synced).
 import type { Command } from 'commander';
 import {
+  CLIENT_LIMIT_FLAGS,
   ConfigError,
   DEFAULT_MAX_REQUEST_BYTES,
   NODE_DEFAULTS,
@@ -12,9 +13,10 @@ import { unsafeConfigWarnings } from '../server/config-warnings.js';
 import { DiskFailure } from '../server/file-disk.js';
 import { memberLog } from '../server/member-log.js';
 import { PLANTED_BUGS_ENV, plantedBugsFrom } from '../server/planted-bugs.js';
+import { DEFAULT_CLIENT_API_CONFIG } from '../server/api/api-config.js';
 
 export function registerStart(program: Command): void {
-  program
+  const start = program
     .command('start')
     .description('run one cluster member (etcd-compatible flags; binds 127.0.0.1 by default)')
     .option('--name <name>', 'human-readable name of this member', 'default')
@@ -131,4 +133,7 @@ export function registerStart(program: Command): void {
       process.once('SIGTERM', () => shutdown('SIGTERM'));
       process.once('SIGINT', () => shutdown('SIGINT'));
     });
+  // The client port's per-client limits (api-config.ts), one flag each.
+  for (const { flag, field, help } of CLIENT_LIMIT_FLAGS)
+    start.option(`${flag} <n>`, help, String(DEFAULT_CLIENT_API_CONFIG[field]));
 }

@@ -7,6 +7,8 @@ import { NODE_DEFAULTS } from './node.js';
 import { DEFAULT_ETCD_LIMITS } from '../core/state/etcd-limits.js';
 import type { Mutants } from '../core/base/mutants.js';
 import type { ClientTlsFiles } from './api/client-tls.js';
+import type { ClientApiConfig } from './api/api-config.js';
+import { DEFAULT_CLIENT_API_CONFIG } from './api/api-config.js';
 import type { PeerTlsFiles } from './peer-tls.js';
 
 /** The node's own settings (NodeConfig), plus what only the command line and the API need. */
@@ -46,6 +48,8 @@ export interface StartOptions extends Pick<
   readonly authTokenTtlSeconds: number;
   /** `--bcrypt-cost` (etcd default 10, valid 4..31). */
   readonly bcryptCost: number;
+  /** The client port's limits on what one client may hold (`--max-concurrent-streams`, ...). */
+  readonly clientLimits: ClientLimits;
   /** Planted bugs, from the environment only (planted-bugs.ts). */
   readonly mutants?: Mutants;
 }
@@ -81,6 +85,102 @@ export interface StartFlags {
   readonly authToken?: string;
   readonly authTokenTtl?: string;
   readonly bcryptCost?: string;
+  readonly maxConnectionsPerAddress?: string;
+  readonly maxOpeningConnections?: string;
+  readonly maxConcurrentStreams?: string;
+  readonly maxWatchesPerConnection?: string;
+  readonly maxLeaseKeepaliveStreamsPerConnection?: string;
+  readonly maxStreamQueuedBytes?: string;
+  readonly maxConnectionUnsentBytes?: string;
+  readonly maxWatchQueueBytes?: string;
+}
+
+/** The client API's per-client limits that have a flag (api-config.ts says what each does). */
+export type ClientLimits = Pick<
+  ClientApiConfig,
+  | 'connectionsPerAddressMax'
+  | 'openingConnectionsMax'
+  | 'streamsPerConnectionMax'
+  | 'watchesPerConnectionMax'
+  | 'keepAliveStreamsPerConnectionMax'
+  | 'streamQueuedBytesMax'
+  | 'connectionUnsentBytesMax'
+  | 'watchQueueBytesMax'
+>;
+
+/** Each limit's flag, field and default, in the order `tenure start --help` lists them. */
+export const CLIENT_LIMIT_FLAGS: readonly {
+  readonly flag: string;
+  readonly key: keyof StartFlags;
+  readonly field: keyof ClientLimits;
+  readonly help: string;
+}[] = [
+  {
+    flag: '--max-connections-per-address',
+    key: 'maxConnectionsPerAddress',
+    field: 'connectionsPerAddressMax',
+    help: 'client connections open at once from one IP address',
+  },
+  {
+    flag: '--max-opening-connections',
+    key: 'maxOpeningConnections',
+    field: 'openingConnectionsMax',
+    help: 'client connections in their TLS handshake or first bytes, server-wide',
+  },
+  {
+    flag: '--max-concurrent-streams',
+    key: 'maxConcurrentStreams',
+    field: 'streamsPerConnectionMax',
+    help: 'gRPC calls open at once on one connection (HTTP/2 streams)',
+  },
+  {
+    flag: '--max-watches-per-connection',
+    key: 'maxWatchesPerConnection',
+    field: 'watchesPerConnectionMax',
+    help: 'watchers open at once on one connection',
+  },
+  {
+    flag: '--max-lease-keepalive-streams-per-connection',
+    key: 'maxLeaseKeepaliveStreamsPerConnection',
+    field: 'keepAliveStreamsPerConnectionMax',
+    help: 'LeaseKeepAlive streams open at once on one connection',
+  },
+  {
+    flag: '--max-stream-queued-bytes',
+    key: 'maxStreamQueuedBytes',
+    field: 'streamQueuedBytesMax',
+    help: 'answer bytes a stream queues before it waits for its client to read',
+  },
+  {
+    flag: '--max-connection-unsent-bytes',
+    key: 'maxConnectionUnsentBytes',
+    field: 'connectionUnsentBytesMax',
+    help: 'unread answer bytes past which a connection gets no new calls',
+  },
+  {
+    flag: '--max-watch-queue-bytes',
+    key: 'maxWatchQueueBytes',
+    field: 'watchQueueBytesMax',
+    help: 'live event bytes a watch stream queues before its watchers fall behind',
+  },
+];
+
+/** HTTP/2 settings are 32-bit (RFC 9113 §6.5.1); etcd's default is this, math.MaxUint32. */
+const CONCURRENT_STREAMS_MAX = 2 ** 32 - 1;
+
+function resolveClientLimits(f: StartFlags): ClientLimits {
+  const out: Partial<Record<keyof ClientLimits, number>> = {};
+  for (const { flag, key, field } of CLIENT_LIMIT_FLAGS) {
+    const value = f[key];
+    out[field] = positiveInt(
+      flag,
+      typeof value === 'string' ? value : undefined,
+      DEFAULT_CLIENT_API_CONFIG[field],
+    );
+  }
+  if ((out.streamsPerConnectionMax ?? 0) > CONCURRENT_STREAMS_MAX)
+    throw new ConfigError(`--max-concurrent-streams must be at most ${CONCURRENT_STREAMS_MAX}`);
+  return out as ClientLimits;
 }
 
 export class ConfigError extends Error {
@@ -216,6 +316,7 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     ...(clientTls === undefined ? {} : { clientTls }),
     clientCertAuth: f.clientCertAuth === true,
     ...resolveAuthFlags(f),
+    clientLimits: resolveClientLimits(f),
   };
 }
 

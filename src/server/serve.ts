@@ -46,6 +46,7 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
         clientCertAuth: opts.clientCertAuth,
         authTokenTtlMs: opts.authTokenTtlSeconds * 1000,
         bcryptCost: opts.bcryptCost,
+        ...opts.clientLimits,
         ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
       },
     });
