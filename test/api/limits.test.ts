@@ -24,6 +24,7 @@ import type { ConnectionStats } from '../../src/server/api/connection-limits.js'
 import { startClientApi } from '../../src/server/api/client-listener.js';
 import { MemoryBackend } from '../../src/server/api/memory-backend.js';
 import { serviceDefinition } from '../../src/server/api/protos.js';
+import { ConfigError, resolveStartOptions } from '../../src/server/config.js';
 import type { Fixture, Obj } from './api-fixture.js';
 import { b, RawClient, RecordingLogger, startFixture, text } from './api-fixture.js';
 import {
@@ -695,3 +696,32 @@ function streamBody(
     });
   });
 }
+
+test('the flags reach ClientApiConfig; bad values are refused', () => {
+  const limits = resolveStartOptions({
+    name: 'n1',
+    maxConcurrentStreams: '7',
+    maxWatchesPerConnection: '3',
+    maxConnectionUnsentBytes: '65536',
+  }).clientLimits;
+  assert.deepEqual(limits, {
+    connectionsPerAddressMax: DEFAULT_CLIENT_API_CONFIG.connectionsPerAddressMax,
+    openingConnectionsMax: DEFAULT_CLIENT_API_CONFIG.openingConnectionsMax,
+    streamsPerConnectionMax: 7,
+    watchesPerConnectionMax: 3,
+    keepAliveStreamsPerConnectionMax: DEFAULT_CLIENT_API_CONFIG.keepAliveStreamsPerConnectionMax,
+    streamQueuedBytesMax: DEFAULT_CLIENT_API_CONFIG.streamQueuedBytesMax,
+    connectionUnsentBytesMax: 65536,
+    watchQueueBytesMax: DEFAULT_CLIENT_API_CONFIG.watchQueueBytesMax,
+  });
+  const refused = (message: string) => (e: unknown) =>
+    e instanceof ConfigError && e.message === message;
+  assert.throws(
+    () => resolveStartOptions({ name: 'n1', maxOpeningConnections: '0' }),
+    refused('--max-opening-connections must be a positive integer'),
+  );
+  assert.throws(
+    () => resolveStartOptions({ name: 'n1', maxConcurrentStreams: String(2 ** 32) }),
+    refused('--max-concurrent-streams must be at most 4294967295'),
+  );
+});
