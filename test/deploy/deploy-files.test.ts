@@ -55,7 +55,7 @@ function asFlags(args: readonly string[]): StartFlags {
       i++;
     }
   }
-  return flags as StartFlags;
+  return flags;
 }
 
 test('the systemd unit with the example environment is a configuration tenure start takes', () => {
