@@ -16,6 +16,21 @@ import type {
   TxnRequest,
 } from './kv-types.js';
 import { decodePut, encodePut, PUT_FORMAT } from './put-codec.js';
+import {
+  fields,
+  isBigint,
+  isBool,
+  isBytes,
+  isFinite,
+  isInt,
+  isObject,
+  isPermission,
+  isString,
+  oneOf,
+  opt,
+  orNull,
+  type Check,
+} from './shapes.js';
 import { decodeTagged, encodeTagged } from './tagged-json.js';
 
 // `as`: who a client's request runs as, stamped by the API layer while auth is enabled and
@@ -104,34 +119,6 @@ export function decodeCommand(data: Uint8Array): Command | null {
  */
 export const TXN_NESTING_MAX = 130;
 
-type Shape = Readonly<Record<string, unknown>>;
-
-const isObject = (v: unknown): v is Shape =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
-const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
-const isBool = (v: unknown): boolean => typeof v === 'boolean';
-const isString = (v: unknown): boolean => typeof v === 'string';
-/** Revisions, limits, counts, TTLs: integers a double holds exactly. */
-const isInt = (v: unknown): boolean => typeof v === 'number' && Number.isSafeInteger(v);
-/** Clock readings: the leader's monotonic clock may have a fraction. */
-const isFinite = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
-const isBigint = (v: unknown): boolean => typeof v === 'bigint';
-/** An optional field: absent (tagged JSON drops undefined) or of its type. */
-const opt =
-  (is: (v: unknown) => boolean) =>
-  (v: unknown): boolean =>
-    v === undefined || is(v);
-const oneOf =
-  (...values: readonly string[]) =>
-  (v: unknown): boolean =>
-    typeof v === 'string' && values.includes(v);
-
-function fields(v: unknown, spec: Readonly<Record<string, (x: unknown) => boolean>>): boolean {
-  if (!isObject(v)) return false;
-  for (const [name, is] of Object.entries(spec)) if (!is(v[name])) return false;
-  return true;
-}
-
 const PUT_FIELDS = {
   key: isBytes,
   value: isBytes,
@@ -167,7 +154,7 @@ const COMPARE_OPERANDS: Readonly<Record<string, readonly [string, (v: unknown) =
 function isCompare(v: unknown): boolean {
   if (!fields(v, { result: oneOf('EQUAL', 'GREATER', 'LESS', 'NOT_EQUAL'), key: isBytes }))
     return false;
-  const c = v as Shape;
+  const c = v;
   const target = c.target;
   const operand =
     typeof target === 'string' && Object.hasOwn(COMPARE_OPERANDS, target)
@@ -215,27 +202,24 @@ const isAs = opt((v: unknown) =>
 );
 
 const isName = isString;
-const isPermission = (v: unknown): boolean =>
-  fields(v, { permType: oneOf('READ', 'WRITE', 'READWRITE'), key: isBytes, rangeEnd: isBytes });
 
-const AUTH_OP_FIELDS: Readonly<Record<string, Readonly<Record<string, (v: unknown) => boolean>>>> =
-  {
-    authEnable: {},
-    authDisable: {},
-    userAdd: { name: isName, passwordHash: (v) => v === null || isString(v) },
-    userDelete: { name: isName },
-    userChangePassword: { name: isName, passwordHash: isString },
-    userGet: { name: isName },
-    userList: {},
-    userGrantRole: { user: isName, role: isName },
-    userRevokeRole: { name: isName, role: isName },
-    roleAdd: { name: isName },
-    roleGet: { role: isName },
-    roleList: {},
-    roleDelete: { role: isName },
-    roleGrantPermission: { name: isName, perm: (v) => v === null || isPermission(v) },
-    roleRevokePermission: { role: isName, key: isBytes, rangeEnd: isBytes },
-  };
+const AUTH_OP_FIELDS: Readonly<Record<string, Readonly<Record<string, Check>>>> = {
+  authEnable: {},
+  authDisable: {},
+  userAdd: { name: isName, passwordHash: orNull(isString) },
+  userDelete: { name: isName },
+  userChangePassword: { name: isName, passwordHash: isString },
+  userGet: { name: isName },
+  userList: {},
+  userGrantRole: { user: isName, role: isName },
+  userRevokeRole: { name: isName, role: isName },
+  roleAdd: { name: isName },
+  roleGet: { role: isName },
+  roleList: {},
+  roleDelete: { role: isName },
+  roleGrantPermission: { name: isName, perm: orNull(isPermission) },
+  roleRevokePermission: { role: isName, key: isBytes, rangeEnd: isBytes },
+};
 
 function isAuthOp(v: unknown): boolean {
   if (!isObject(v) || typeof v.op !== 'string' || !Object.hasOwn(AUTH_OP_FIELDS, v.op))

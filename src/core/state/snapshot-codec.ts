@@ -17,6 +17,7 @@ import { ByteReader, ByteWriter } from '../base/bytes.js';
 import { revision } from '../base/units.js';
 import type { AuthData } from './auth-store.js';
 import { fromByteKey, toByteKey, type ByteKey } from './key-range.js';
+import { arrayOf, fields, isBool, isInt, isPermission, isString, orNull } from './shapes.js';
 import { decodeTagged, encodeTagged } from './tagged-json.js';
 import type { LeaseData } from './lease-table.js';
 import type { KeyVersion, MvccData } from './mvcc.js';
@@ -134,27 +135,18 @@ function checkLease(l: LeaseData): void {
   );
 }
 
-const isStr = (v: unknown): v is string => typeof v === 'string';
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const isUser = (u: unknown): boolean =>
+  fields(u, { name: isString, passwordHash: orNull(isString), roles: arrayOf(isString) });
+const isRole = (r: unknown): boolean => fields(r, { name: isString, perms: arrayOf(isPermission) });
 
 /** The auth section's shape: what AuthStore.fromData reads. */
 function isAuthData(v: unknown): v is AuthData {
-  if (!isObj(v) || typeof v.enabled !== 'boolean' || typeof v.revision !== 'number') return false;
-  if (!isRevision(v.revision) || !Array.isArray(v.users) || !Array.isArray(v.roles)) return false;
-  const user = (u: unknown): boolean =>
-    isObj(u) &&
-    isStr(u.name) &&
-    (u.passwordHash === null || isStr(u.passwordHash)) &&
-    Array.isArray(u.roles) &&
-    u.roles.every(isStr);
-  const perm = (p: unknown): boolean =>
-    isObj(p) &&
-    (p.permType === 'READ' || p.permType === 'WRITE' || p.permType === 'READWRITE') &&
-    p.key instanceof Uint8Array &&
-    p.rangeEnd instanceof Uint8Array;
-  const role = (r: unknown): boolean =>
-    isObj(r) && isStr(r.name) && Array.isArray(r.perms) && r.perms.every(perm);
-  return v.users.every(user) && v.roles.every(role);
+  return fields(v, {
+    enabled: isBool,
+    revision: (x) => isInt(x) && x >= 0,
+    users: arrayOf(isUser),
+    roles: arrayOf(isRole),
+  });
 }
 
 /** Decode a snapshot; SnapshotDecodeError for anything encodeSnapshotData would not write. */

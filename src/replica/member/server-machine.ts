@@ -10,6 +10,7 @@ import type { EtcdResult } from '../../core/state/etcd-machine.js';
 import { EtcdMachine } from '../../core/state/etcd-machine.js';
 import type { StateMachine } from '../../core/state/machine.js';
 import { decodeTagged, encodeTagged } from '../../core/state/tagged-json.js';
+import { arrayOf, fields, isInt, isObject, isString, opt } from '../../core/state/shapes.js';
 import { SnapshotDecodeError } from '../../core/state/snapshot-codec.js';
 import type { Command } from '../../core/state/command.js';
 import { decodeCommand, encodeCommand } from '../../core/state/command.js';
@@ -39,21 +40,15 @@ export type MemberCommand =
 
 export type ServerResult = EtcdResult | { readonly type: 'member' };
 
-const isString = (v: unknown): v is string => typeof v === 'string';
-const isStrings = (v: unknown): boolean => Array.isArray(v) && v.every(isString);
-const isRecordObject = (v: unknown): v is Readonly<Record<string, unknown>> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Whether a decoded member record has its fields' types (a forwarded one may not). */
 export function isMemberRecord(v: unknown): v is MemberRecord {
-  return (
-    isRecordObject(v) &&
-    isString(v.id) &&
-    isString(v.name) &&
-    isStrings(v.peerUrls) &&
-    isStrings(v.clientUrls) &&
-    (v.logFormatMax === undefined || Number.isSafeInteger(v.logFormatMax))
-  );
+  return fields(v, {
+    id: isString,
+    name: isString,
+    peerUrls: arrayOf(isString),
+    clientUrls: arrayOf(isString),
+    logFormatMax: opt(isInt),
+  });
 }
 
 /**
@@ -62,7 +57,7 @@ export function isMemberRecord(v: unknown): v is MemberRecord {
  * throw on the same entry.
  */
 export function isMemberCommand(v: unknown): v is MemberCommand {
-  if (!isRecordObject(v)) return false;
+  if (!isObject(v)) return false;
   if (v.type === 'memberSet') return isMemberRecord(v.member);
   return v.type === 'memberDelete' && isString(v.id);
 }
