@@ -111,6 +111,22 @@ export const ERR_MALFORMED_COMMAND: EtcdError = Object.freeze({
 
 const fail = (error: EtcdError): EtcdResult => ({ type: 'error', error });
 
+/**
+ * What this member's machine has done since the process started, counted as etcd's mvcc and
+ * lessor count it (etcd server/mvcc/metrics_txn.go, server/lease/metrics.go): each put, delete
+ * and range op, including those inside a txn, and a txn only when it ran more than one op. Writes
+ * count on every member (each applies them), ranges on the member that served them. Plain
+ * numbers, read when /metrics is scraped.
+ */
+export interface MachineCounts {
+  puts: number;
+  deletes: number;
+  ranges: number;
+  txns: number;
+  leasesGranted: number;
+  leasesRevoked: number;
+}
+
 export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   private store: MvccStore;
   private leases = new LeaseTable();
@@ -119,6 +135,14 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   readonly tokens = new TokenTable();
   private applied = 0;
   private readonly hubs = new Set<WatchHub>();
+  readonly counts: MachineCounts = {
+    puts: 0,
+    deletes: 0,
+    ranges: 0,
+    txns: 0,
+    leasesGranted: 0,
+    leasesRevoked: 0,
+  };
 
   constructor(
     private readonly limits: EtcdLimits = DEFAULT_ETCD_LIMITS,
@@ -144,6 +168,23 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
 
   get compactRevision(): Revision {
     return this.store.compactRevision;
+  }
+
+  /** Keys that exist now. */
+  get keyCount(): number {
+    return this.store.keyCount;
+  }
+
+  /** Leases that exist now. */
+  get leaseCount(): number {
+    return this.leases.size;
+  }
+
+  /** Watchers on this member, over every watch stream. */
+  get watcherCount(): number {
+    let n = 0;
+    for (const hub of this.hubs) n += hub.size;
+    return n;
   }
 
   /** Users, roles and whether auth is on: read-only for the API layer. */
@@ -291,6 +332,12 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   }
 
   range(req: RangeRequest): RangeResponse | EtcdError {
+    this.counts.ranges++;
+    return range(this.store, req);
+  }
+
+  /** A range for the server's own bookkeeping (its metrics): not counted as a client's. */
+  peek(req: RangeRequest): RangeResponse | EtcdError {
     return range(this.store, req);
   }
 
@@ -383,6 +430,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     this.store.beginWrite();
     const body = executePut(this.state(), req);
     const header = this.endWrite();
+    this.counts.puts++;
     return { type: 'put', response: { header, ...body } };
   }
 
@@ -392,6 +440,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     this.store.beginWrite();
     const body = executeDeleteRange(this.state(), req);
     const header = this.endWrite();
+    this.counts.deletes++;
     return { type: 'deleteRange', response: { header, ...body } };
   }
 
@@ -403,6 +452,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     if (pe) return fail(pe);
     this.store.beginWrite();
     const resp = executeTxn(this.state(), req, path);
+    if (countTxnOps(resp, this.counts) > 1) this.counts.txns++;
     return { type: 'txn', response: withTxnHeader(resp, this.endWrite()) };
   }
 
@@ -421,6 +471,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     const chosen = id === 0n ? this.leases.chooseId(index) : id;
     const ttl = Math.max(Math.trunc(ttlSeconds), this.limits.leaseTtlMinSeconds);
     this.leases.grant(chosen, ttl, nowMs);
+    this.counts.leasesGranted++;
     return { type: 'leaseGrant', response: { header: this.header(), id: chosen, ttlSeconds: ttl } };
   }
 
@@ -432,6 +483,10 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     if (this.mutants.has('revokeMissesKey')) keys.pop();
     this.store.beginWrite();
     for (const key of keys) deleteKey(this.state(), key);
+    this.counts.leasesRevoked++;
+    // etcd's lessor deletes a revoked lease's keys in one write txn, one delete op per key.
+    this.counts.deletes += keys.length;
+    if (keys.length > 1) this.counts.txns++;
     return { type: 'leaseRevoke', response: { header: this.endWrite() } };
   }
 
@@ -463,4 +518,20 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     if (events.length > 0) for (const hub of this.hubs) hub.publish(revision, events);
     return { revision };
   }
+}
+
+/** Add the ops a txn ran (its responses, nested txns included) to `counts`; returns how many. */
+function countTxnOps(resp: TxnResponse, counts: MachineCounts): number {
+  let n = 0;
+  for (const r of resp.responses) {
+    if (r.type === 'range') counts.ranges++;
+    else if (r.type === 'put') counts.puts++;
+    else if (r.type === 'deleteRange') counts.deletes++;
+    else {
+      n += countTxnOps(r.response, counts);
+      continue;
+    }
+    n++;
+  }
+  return n;
 }

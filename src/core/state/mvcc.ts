@@ -57,6 +57,8 @@ export class MvccStore {
   private sortedKeys: ByteKey[] = [];
   private pending: PendingWrite | null = null;
   private sizeBytes = 0;
+  /** Keys whose newest version is live (etcd's etcd_debugging_mvcc_keys_total gauge). */
+  private liveKeys = 0;
 
   /** The newest committed revision. */
   get revision(): Revision {
@@ -82,6 +84,11 @@ export class MvccStore {
   /** Estimated bytes of all stored history, for the space quota (etcd's backend size). */
   get size(): number {
     return this.sizeBytes;
+  }
+
+  /** Keys that exist now (not deleted), counted as they are written: no scan. */
+  get keyCount(): number {
+    return this.liveKeys;
   }
 
   /** The live value of `key` at `rev`, or null. */
@@ -119,6 +126,7 @@ export class MvccStore {
       lease,
     };
     this.append(key, { rev: p.rev, sub: p.events.length, kv });
+    if (prev === null) this.liveKeys++;
     p.events.push(prev ? { type: 'PUT', kv, prevKv: prev } : { type: 'PUT', kv });
     return { kv, prev };
   }
@@ -129,6 +137,7 @@ export class MvccStore {
     const prev = this.get(key);
     assert(prev !== null, () => `mvcc: delete of absent key ${JSON.stringify(key)}`);
     this.append(key, { rev: p.rev, sub: p.events.length, kv: null });
+    this.liveKeys--;
     p.events.push({ type: 'DELETE', kv: tombstoneKv(prev.key, p.rev), prevKv: prev });
     return prev;
   }
@@ -218,6 +227,7 @@ export class MvccStore {
       s.history.set(key, [...versions]);
       s.sortedKeys.push(key);
       for (const v of versions) s.sizeBytes += versionBytes(key, v);
+      if (versions[versions.length - 1]?.kv) s.liveKeys++;
     }
     for (let i = 1; i < s.sortedKeys.length; i++) {
       assert((s.sortedKeys[i - 1] as string) < (s.sortedKeys[i] as string), 'mvcc: keys unsorted');
