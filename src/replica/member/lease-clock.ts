@@ -32,6 +32,26 @@ export const LEASE_EXPIRY_CHECK_MS = 500;
 /** Revokes proposed per check at most (etcd rate-limits to 1000/s). */
 export const LEASE_REVOKES_PER_CHECK_MAX = 500;
 
+/**
+ * A lease is `expiring` once less than this fraction of its TTL remains by the leader's clock:
+ * etcd's client renews every TTL/3 (client/v3/lease.go, nextKeepAlive), so a lease kept alive
+ * never falls below two thirds; one below a third has missed two renewals in a row.
+ */
+export const LEASE_EXPIRING_TTL_FRACTION = 1 / 3;
+
+/**
+ * The leases by state. Only a leader whose lease clock is in force can tell: elsewhere (a
+ * follower, a leader before its refresh) deadlines are another process's clock readings, and
+ * every lease is `unknown`.
+ */
+export interface LeaseCensus {
+  readonly active: number;
+  readonly expiring: number;
+  /** Past its deadline, its revoke proposed or about to be. */
+  readonly expired: number;
+  readonly unknown: number;
+}
+
 export interface LeaseClockDeps {
   readonly replica: () => Replica<ServerResult>;
   readonly machine: EtcdMachine;
@@ -175,6 +195,25 @@ export class LeaseClock {
     if (Math.max(info.deadlineMs, renewedMs) <= arrivalMs) return { header, id, ttlSeconds: 0 };
     this.renewals.set(id, Math.max(renewedMs, arrivalMs + info.ttlSeconds * 1000));
     return { header, id, ttlSeconds: info.ttlSeconds };
+  }
+
+  /** Every lease by what this leader's clock says of it; all `unknown` off a ready leader. */
+  census(): LeaseCensus {
+    const machine = this.deps.machine;
+    if (!this.ready) return { active: 0, expiring: 0, expired: 0, unknown: machine.leaseCount };
+    const now = this.deps.clock.nowMs();
+    let active = 0;
+    let expiring = 0;
+    let expired = 0;
+    for (const id of machine.leaseLeases().leases) {
+      const info = machine.leaseInfo(id);
+      if (info === undefined) continue;
+      const remainingMs = Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity) - now;
+      if (remainingMs <= 0) expired++;
+      else if (remainingMs < info.ttlSeconds * 1000 * LEASE_EXPIRING_TTL_FRACTION) expiring++;
+      else active++;
+    }
+    return { active, expiring, expired, unknown: 0 };
   }
 
   /** The remaining TTL by this leader's clock, counting its renewals (after a read barrier). */

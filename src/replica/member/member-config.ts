@@ -77,6 +77,9 @@ export interface MemberIo {
    * not read): the server ends the process. The member has already logged why.
    */
   readonly fatal?: (e: Error) => void;
-  /** The simulator's checkers watch the replica; nothing in production does. */
+  /**
+   * Watches the replica: the simulator's checkers, and the server's metrics (apply durations,
+   * soft-state changes: src/server/metrics).
+   */
   readonly observer?: ReplicaObserver;
 }

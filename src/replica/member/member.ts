@@ -37,7 +37,7 @@ import { SERVER_VERSION } from './backend.js';
 import type { ForwardAnswer, ForwardOp } from './forward-frame.js';
 import { Forwarder } from './forwarder.js';
 import { LeaderRouting } from './leader-routing.js';
-import { LEASE_EXPIRY_CHECK_MS, LeaseClock } from './lease-clock.js';
+import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
 import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
 import { etcdErrorOf, RequestError } from './request-error.js';
@@ -50,6 +50,7 @@ import {
   type ServerResult,
 } from './server-machine.js';
 import { LOG_FORMAT_MAX } from './log-record.js';
+import { MemberStats } from './member-stats.js';
 import { Waiters } from './waiters.js';
 
 type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
@@ -65,6 +66,8 @@ export class Member implements KvBackend {
   readonly clock: Clock;
   readonly id: NodeId;
   readonly replica: Replica<ServerResult>;
+  /** What the server's /metrics reads (member-stats.ts). */
+  readonly stats = new MemberStats();
   private readonly sm: ServerMachine;
   private readonly log: MemberLog;
   private readonly mutants: Mutants;
@@ -242,8 +245,17 @@ export class Member implements KvBackend {
   }
 
   async propose(cmd: Command, signal?: AbortSignal): Promise<EtcdResult> {
-    // A proposal is not idempotent: once it may have been done it is never sent again.
-    return (await this.routing.run({ op: 'propose', cmd }, signal, 'never')) as EtcdResult;
+    const stats = this.stats;
+    stats.proposalsPending++;
+    try {
+      // A proposal is not idempotent: once it may have been done it is never sent again.
+      return (await this.routing.run({ op: 'propose', cmd }, signal, 'never')) as EtcdResult;
+    } catch (e) {
+      stats.proposalsFailed++;
+      throw e;
+    } finally {
+      stats.proposalsPending--;
+    }
   }
 
   async readBarrier(signal?: AbortSignal): Promise<void> {
@@ -308,12 +320,21 @@ export class Member implements KvBackend {
   }
 
   async leaseKeepAlive(id: LeaseId, signal?: AbortSignal): Promise<LeaseKeepAliveResponse> {
+    const observe = this.stats.onKeepAliveMs;
+    const startMs = observe === undefined ? 0 : this.clock.nowMs();
     // Renewing twice is harmless, so a renewal whose answer was lost is asked again.
-    return (await this.routing.run(
+    const r = (await this.routing.run(
       { op: 'keepAlive', id },
       signal,
       'safe',
     )) as LeaseKeepAliveResponse;
+    observe?.(this.clock.nowMs() - startMs);
+    return r;
+  }
+
+  /** The leases by what this member's lease clock says of them (lease-clock.ts, census). */
+  leaseCensus(): LeaseCensus {
+    return this.leases.census();
   }
 
   status(): NodeStatus {
@@ -489,7 +510,9 @@ export class Member implements KvBackend {
         } finally {
           end();
         }
-        return { kind: 'done', value: this.leases.renew(op.id, arrivalMs), index: applied() };
+        const renewed = this.leases.renew(op.id, arrivalMs);
+        if (renewed.ttlSeconds > 0) this.stats.leasesRenewed++;
+        return { kind: 'done', value: renewed, index: applied() };
       }
       case 'timeToLive': {
         // Deadlines are on this leader's clock only once its refresh applied; and a deposed
