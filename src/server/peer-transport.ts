@@ -62,8 +62,16 @@ export const PEER_ACK_INTERVAL_MS = 200;
 const APP_FRAME = 0xfa;
 /** First byte of the sender's clock reading that heads every batch. */
 const CLOCK_FRAME = 0xfb;
-/** First byte of an acknowledgement (receiver to sender): the count of batches read. */
+/**
+ * First byte of an acknowledgement (receiver to sender): the count of batches read, then the
+ * clock reading that headed the newest of them and how long the receiver held it before this
+ * acknowledgement (both in ms), from which the sender measures the round trip (etcd's
+ * etcd_network_peer_round_trip_time_seconds; etcd probes with HTTP requests, rafthttp/probing
+ * _status.go). A sender that reads only the count (9 bytes) ignores the rest.
+ */
 const ACK_FRAME = 0xfc;
+/** An acknowledgement with its echo: kind byte and three float64s. */
+const ACK_ECHO_BYTES = 1 + 3 * 8;
 /** First byte of a refusal (receiver to sender) with its reason, sent before hanging up. */
 const REFUSED_FRAME = 0xfd;
 /** How long a refusal waits to be flushed to the sender before the socket is destroyed. */
@@ -103,6 +111,8 @@ export interface PeerTransportOptions {
   readonly onEvent?: (e: PeerEvent) => void;
   /** Serve and dial in TLS (peer-tls.ts); plain TCP without. */
   readonly tls?: PeerTls;
+  /** Told of each round trip to a peer measured from its acknowledgements, in ms. */
+  readonly onRoundTrip?: (peer: NodeId, ms: number) => void;
 }
 
 export type PeerEvent =
@@ -129,12 +139,42 @@ export type PeerEvent =
   | SnapshotEvent
   | { readonly type: 'snapshotReceived'; readonly peer: NodeId; readonly bytes: number };
 
-/** A frame of one number: the clock reading heading a batch, or an acknowledgement. */
-function numberFrame(kind: typeof CLOCK_FRAME | typeof ACK_FRAME, value: number): Buffer {
+/**
+ * What went over the link with one peer since the transport started (etcd's
+ * etcd_network_peer_sent_bytes_total, _received_bytes_total, _sent_failures_total): bytes as
+ * written to and read from the connections (frames, headers and snapshots included, TLS
+ * excluded), and messages that never left (dropped from a full or stale queue, lost with a
+ * connection reset, a snapshot that failed).
+ */
+export interface PeerTraffic {
+  sentBytes: number;
+  receivedBytes: number;
+  sendFailures: number;
+  /** An outbound connection is up and said hello. */
+  connected: boolean;
+}
+
+function newTraffic(): PeerTraffic {
+  return { sentBytes: 0, receivedBytes: 0, sendFailures: 0, connected: false };
+}
+
+/** A frame of one number: the clock reading heading a batch. */
+function numberFrame(kind: typeof CLOCK_FRAME, value: number): Buffer {
   const b = Buffer.allocUnsafe(4 + 9);
   b.writeUInt32LE(9, 0);
   b[4] = kind;
   b.writeDoubleLE(value, 5);
+  return b;
+}
+
+/** An acknowledgement of `batches`, echoing the newest batch's clock and how long it was held. */
+function ackFrame(batches: number, echoedMs: number, heldMs: number): Buffer {
+  const b = Buffer.allocUnsafe(4 + ACK_ECHO_BYTES);
+  b.writeUInt32LE(ACK_ECHO_BYTES, 0);
+  b[4] = ACK_FRAME;
+  b.writeDoubleLE(batches, 5);
+  b.writeDoubleLE(echoedMs, 13);
+  b.writeDoubleLE(heldMs, 21);
   return b;
 }
 
@@ -183,6 +223,9 @@ class Outbound {
     private readonly tls: PeerTls | undefined,
     /** Told of each failed TLS handshake (the transport counts them). */
     private readonly tlsFailed: (peer: NodeId, error: string) => void,
+    private readonly traffic: PeerTraffic,
+    /** Told of each round trip measured from an acknowledgement, in ms. */
+    private readonly onRoundTrip: ((peer: NodeId, ms: number) => void) | undefined,
   ) {}
 
   send(bytes: Uint8Array): void {
@@ -222,6 +265,7 @@ class Outbound {
     s.on(ready, () => {
       clearTimeout(handshakeTimer);
       this.connected = true;
+      this.traffic.connected = true;
       this.unacked = [];
       this.batchesWritten = 0;
       this.batchesAcked = 0;
@@ -238,6 +282,11 @@ class Outbound {
             // certificate after our side of the handshake is done) is retried ever less often.
             this.backoffMs = PEER_BACKOFF_MIN_MS;
             this.acked(payload.readDoubleLE(1));
+            if (payload.length >= ACK_ECHO_BYTES && this.onRoundTrip !== undefined) {
+              const heldMs = payload.readDoubleLE(17);
+              const ms = this.nowMs() - payload.readDoubleLE(9) - heldMs;
+              if (ms >= 0 && heldMs >= 0) this.onRoundTrip(this.peer, ms);
+            }
           } else if (payload[0] === REFUSED_FRAME)
             this.onEvent({
               type: 'refusedBy',
@@ -264,6 +313,7 @@ class Outbound {
       this.socket = undefined;
       this.tcp = undefined;
       this.connected = false;
+      this.traffic.connected = false;
       this.unacked = [];
       if (wasConnected)
         this.onEvent({
@@ -307,7 +357,9 @@ class Outbound {
     if (stale > 0) this.onEvent({ type: 'dropped', peer: this.peer, messages: stale });
     if (fresh.length === 0) return;
     const frames = [numberFrame(CLOCK_FRAME, now), ...fresh.map((q) => frame(q.bytes))];
-    this.socket.write(Buffer.concat(frames));
+    const batch = Buffer.concat(frames);
+    this.traffic.sentBytes += batch.length;
+    this.socket.write(batch);
     this.batchesWritten++;
     this.unacked.push({ queuedAtMs: (fresh[0] as Queued).queuedAtMs, messages: fresh.length });
   }
@@ -352,6 +404,8 @@ export class PeerTransport implements Transport {
   private tlsFailures = 0;
   private readonly outbound = new Map<NodeId, Outbound>();
   private readonly inbound = new Set<Socket>();
+  /** Per peer, since the transport started; kept after a peer is removed (counters). */
+  private readonly traffic = new Map<NodeId, PeerTraffic>();
   private readonly onEvent: (e: PeerEvent) => void;
   private clusterId: string | undefined;
   private readonly waitMaxMs: number;
@@ -378,7 +432,11 @@ export class PeerTransport implements Transport {
   private readonly snapshots: SnapshotSender;
 
   private constructor(private readonly opts: PeerTransportOptions) {
-    this.onEvent = opts.onEvent ?? (() => undefined);
+    const told = opts.onEvent ?? (() => undefined);
+    this.onEvent = (e) => {
+      this.count(e);
+      told(e);
+    };
     this.snapshots = new SnapshotSender(
       () => this.hello(SNAPSHOT_MAGIC),
       this.onEvent,
@@ -434,6 +492,28 @@ export class PeerTransport implements Transport {
 
   heard(peer: NodeId): PeerClockReading | undefined {
     return this.clocks.get(peer);
+  }
+
+  /** What went over each peer's link so far (read by /metrics). */
+  peerTraffic(): ReadonlyMap<NodeId, PeerTraffic> {
+    return this.traffic;
+  }
+
+  private trafficOf(peer: NodeId): PeerTraffic {
+    let t = this.traffic.get(peer);
+    if (t === undefined) {
+      t = newTraffic();
+      this.traffic.set(peer, t);
+    }
+    return t;
+  }
+
+  /** Messages that never left, and snapshot bytes, from the events that report them. */
+  private count(e: PeerEvent): void {
+    if (e.type === 'dropped' || e.type === 'stalled')
+      this.trafficOf(e.peer).sendFailures += e.messages;
+    else if (e.type === 'snapshotFailed') this.trafficOf(e.peer).sendFailures++;
+    else if (e.type === 'snapshotSent') this.trafficOf(e.peer).sentBytes += e.bytes;
   }
 
   /** TLS handshakes that failed since the transport started, either side. */
@@ -556,6 +636,8 @@ export class PeerTransport implements Transport {
         outboundAddress(this.opts.listen.host, addr.host),
         this.opts.tls,
         (peer, error) => this.tlsFailed('outbound', error, { peer }),
+        this.trafficOf(id),
+        this.opts.onRoundTrip,
       ),
     );
   }
@@ -580,15 +662,20 @@ export class PeerTransport implements Transport {
     /** Set once the hello says this connection carries a snapshot. */
     let snapshot: SnapshotReceiver | undefined;
     let batchesRead = 0;
+    /** The newest batch's clock reading, and our clock when it was read (the ack's echo). */
+    let echoMs = 0;
+    let echoReadAtMs = 0;
     let ackTimer: NodeJS.Timeout | undefined;
     const scheduleAck = (): void => {
       if (ackTimer) return;
       ackTimer = setTimeout(() => {
         ackTimer = undefined;
-        if (!s.destroyed) s.write(numberFrame(ACK_FRAME, batchesRead));
+        const heldMs = this.opts.nowMs() - echoReadAtMs;
+        if (!s.destroyed) s.write(ackFrame(batchesRead, echoMs, heldMs));
       }, PEER_ACK_INTERVAL_MS);
       ackTimer.unref();
     };
+    let received: PeerTraffic | undefined;
     const refuse = (reason: string): void => {
       this.onEvent({ type: 'refused', reason });
       s.destroy();
@@ -601,6 +688,7 @@ export class PeerTransport implements Transport {
             'every member must use http:// peer URLs, or https:// with the peer TLS flags',
         );
       first = false;
+      if (received !== undefined) received.receivedBytes += chunk.length;
       try {
         reader.push(chunk, (payload) => {
           if (from === undefined) {
@@ -619,6 +707,9 @@ export class PeerTransport implements Transport {
               );
             }
             from = sender;
+            // The chunk that carried the hello counts too (the bytes after it are this peer's).
+            received = this.trafficOf(sender);
+            received.receivedBytes += chunk.length;
             s.setTimeout(0);
             reader.limit(PEER_FRAME_BYTES_MAX);
             if (h.magic === SNAPSHOT_MAGIC) {
@@ -644,11 +735,11 @@ export class PeerTransport implements Transport {
             return;
           }
           if (payload[0] === CLOCK_FRAME && payload.length >= 9) {
-            if (this.latest.get(from) === s)
-              this.clocks.set(from, {
-                peerMs: payload.readDoubleLE(1),
-                localMs: this.opts.nowMs(),
-              });
+            const peerMs = payload.readDoubleLE(1);
+            const localMs = this.opts.nowMs();
+            if (this.latest.get(from) === s) this.clocks.set(from, { peerMs, localMs });
+            echoMs = peerMs;
+            echoReadAtMs = localMs;
             batchesRead++;
             scheduleAck();
             return;
