@@ -8,6 +8,7 @@ import type * as http2 from 'node:http2';
 import type { ConnectionState } from './connection-limits.js';
 import { GrpcStatus } from './grpc-codes.js';
 import { encodeGrpcMessage, frameMessage, MESSAGE_HEADER_BYTES } from './grpc-wire.js';
+import type { MethodStats } from './rpc-stats.js';
 import type { grpcStatusOf } from './status.js';
 
 /** A call's final gRPC status, as status.ts maps our errors. */
@@ -52,6 +53,9 @@ export class Call {
   private released = false;
   /** Called once when the call ends for any reason (the scope's release). */
   onFinish: (() => void) | undefined;
+  /** The method's counters (rpc-stats.ts), when /metrics is served. */
+  private readonly stats: MethodStats | undefined;
+  private readonly startedMs: number;
 
   /**
    * `queuedBytesMax`: bytes queued before `send` asks the writer to wait (api-config.ts,
@@ -61,7 +65,12 @@ export class Call {
     readonly stream: http2.ServerHttp2Stream,
     private readonly queuedBytesMax: number,
     private readonly connection?: ConnectionState,
-  ) {}
+    stats?: MethodStats,
+  ) {
+    this.stats = stats;
+    this.startedMs = stats === undefined ? 0 : performance.now();
+    if (stats !== undefined) stats.started++;
+  }
 
   get done(): boolean {
     return this.finished;
@@ -82,6 +91,7 @@ export class Call {
    */
   send(body: Buffer): boolean {
     if (this.finished || this.stream.destroyed) return true;
+    if (this.stats !== undefined) this.stats.sent++;
     this.queued.push(frameMessage(body));
     const bytes = body.length + MESSAGE_HEADER_BYTES;
     this.queuedBytes += bytes;
@@ -153,6 +163,7 @@ export class Call {
   /** The last message and OK in one go (a unary answer). */
   reply(body: Buffer): void {
     if (this.finished || this.stream.destroyed) return this.finish(OK);
+    if (this.stats !== undefined) this.stats.sent++;
     if (!this.headersSent) {
       this.headersSent = true;
       this.stream.respond(RESPONSE_HEADERS, { waitForTrailers: true });
@@ -165,13 +176,15 @@ export class Call {
   finish(status: Status): void {
     if (this.finished) return;
     if (this.stream.destroyed || this.stream.closed) {
-      this.settle();
+      // The client reset the stream or went away: no status reaches it (grpc-go's handler sees
+      // its context cancelled, and the call counts as Canceled).
+      this.settle(GrpcStatus.CANCELLED);
       return;
     }
     if (!this.headersSent && this.queued.length === 0) {
       // Trailers-only: the status rides in the one HEADERS frame.
       this.headersSent = true;
-      this.settle();
+      this.settle(status.code);
       this.stream.respond({ ...RESPONSE_HEADERS, ...statusFields(status) }, { endStream: true });
       return;
     }
@@ -180,7 +193,7 @@ export class Call {
 
   private end(status: Status, last: Buffer | undefined): void {
     if (this.queued.length > 0) this.flush();
-    this.settle();
+    this.settle(status.code);
     this.stream.once('wantTrailers', () => {
       if (!this.stream.destroyed) this.stream.sendTrailers(statusFields(status));
     });
@@ -188,8 +201,13 @@ export class Call {
     this.stream.end();
   }
 
-  private settle(): void {
+  private settle(code: number): void {
     this.finished = true;
+    const stats = this.stats;
+    if (stats !== undefined) {
+      stats.handled[code] = (stats.handled[code] ?? 0) + 1;
+      stats.handling.observe((performance.now() - this.startedMs) / 1000);
+    }
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.wakeWriters();
     const f = this.onFinish;

@@ -29,6 +29,7 @@ import { createH2Sessions } from './h2-sessions.js';
 import { connectionUnsentRefusal } from './connection-limits.js';
 import type { HandlerTable } from './handler-table.js';
 import type { Logger } from './log.js';
+import type { RpcStats } from './rpc-stats.js';
 import { grpcStatusOf } from './status.js';
 import { MessageReader, parseGrpcTimeout } from './grpc-wire.js';
 
@@ -37,6 +38,8 @@ export interface GrpcServerOptions {
   readonly tracker: CallTracker;
   readonly config: ClientApiConfig;
   readonly log: Logger;
+  /** Per-method call counts for /metrics (rpc-stats.ts); none counted without. */
+  readonly rpcStats?: RpcStats;
 }
 
 export interface GrpcServer {
@@ -51,7 +54,7 @@ export interface GrpcServer {
 }
 
 export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
-  const { handlers, tracker, config, log } = opts;
+  const { handlers, tracker, config, log, rpcStats } = opts;
   const methods = methodTable(handlers);
   // etcd's receive limit: the request limit plus gRPC overhead (`grpcOverheadBytes` in etcd
   // server/etcdserver/api/v3rpc/grpc.go).
@@ -66,20 +69,23 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
   h2.on('stream', (stream, headers) => {
     // A reset stream is the client's business; its 'close' ends the call.
     stream.on('error', () => undefined);
-    const connection = sessions.stateOf(stream.session);
-    const call = new Call(stream, config.streamQueuedBytesMax, connection);
     const contentType = headers['content-type'];
     if (typeof contentType !== 'string' || !contentType.startsWith('application/grpc')) {
       stream.respond({ ':status': 415 }, { endStream: true });
       return;
     }
+    const connection = sessions.stateOf(stream.session);
+    const path = headers[':path'] ?? '';
+    // Counted from here, per method of the protos (a path outside them has no labels to count
+    // under, as grpc-go never reaches go-grpc-prometheus's interceptor for one).
+    const stats = rpcStats?.byPath.get(path);
+    const call = new Call(stream, config.streamQueuedBytesMax, connection, stats);
     // A client that leaves this much unread gets no more work done until it reads: refused
     // before anything runs, so a refused write is never applied (api-config.ts).
     if (connection !== undefined && connection.unsentBytes >= config.connectionUnsentBytesMax) {
       call.finish(unsentRefusal);
       return;
     }
-    const path = headers[':path'] ?? '';
     const method = methods.get(path);
     if (method?.call === undefined) {
       call.finish({
@@ -121,7 +127,9 @@ export function createGrpcServer(opts: GrpcServerOptions): GrpcServer {
       reader,
       decode: (bytes: Buffer): Decoded => {
         try {
-          return { ok: true, value: method.decode(bytes) };
+          const value = method.decode(bytes);
+          if (stats !== undefined) stats.received++;
+          return { ok: true, value };
         } catch (e) {
           call.finish({
             code: GrpcStatus.INTERNAL,
