@@ -16,6 +16,7 @@ import { healthHandlers } from './health-service.js';
 import { kvHandlers } from './kv-service.js';
 import { leaseHandlers } from './lease-service.js';
 import { lockHandlers } from './lock.js';
+import type { LockNames } from './lock-names.js';
 import { maintenanceHandlers } from './maintenance-service.js';
 import { watchHandlers } from './watch-service.js';
 
@@ -43,8 +44,12 @@ export function handlerTable(services: readonly (ServiceHandlers | ApiService)[]
   return { unary, serverStream, bidi };
 }
 
-/** Every service tenure serves to clients. */
-export function clientApiHandlers(backend: KvBackend, config: ClientApiConfig): HandlerTable {
+/** Every service tenure serves to clients; `lockNames` learns the names Lock is asked for. */
+export function clientApiHandlers(
+  backend: KvBackend,
+  config: ClientApiConfig,
+  lockNames?: LockNames,
+): HandlerTable {
   return handlerTable([
     kvHandlers(backend),
     leaseHandlers(backend, config),
@@ -53,7 +58,7 @@ export function clientApiHandlers(backend: KvBackend, config: ClientApiConfig): 
     maintenanceHandlers(backend),
     authHandlers(backend, config),
     healthHandlers(backend),
-    lockHandlers(backend, config.mutants),
+    lockHandlers(backend, config.mutants, lockNames),
     electionHandlers(backend),
   ]);
 }

@@ -23,6 +23,7 @@ import { ApiError } from './status.js';
 import { authOn, requireKeysAsCaller, type KeyNeed } from './auth-identity.js';
 import { prefixEnd } from '../../core/state/key-range.js';
 import { waitForTurn } from './wait-deletes.js';
+import type { LockNames } from './lock-names.js';
 
 export interface LockGranted {
   /** The acquisition header (see lockMutex). */
@@ -116,11 +117,16 @@ export function queueNeeds(m: WireObject): KeyNeed[] {
   ];
 }
 
-export function lockHandlers(backend: KvBackend, mutants: Mutants = NO_MUTANTS): ServiceHandlers {
+export function lockHandlers(
+  backend: KvBackend,
+  mutants: Mutants = NO_MUTANTS,
+  names?: LockNames,
+): ServiceHandlers {
   return {
     unary: {
       '/v3lockpb.Lock/Lock': async (req: unknown, call: CallInfo) => {
         const m = asMessage(req);
+        names?.note(bytesField(m, 'name'));
         if (authOn(backend)) await requireKeysAsCaller(backend, call, queueNeeds(m));
         const r = await lockMutex(
           backend,
