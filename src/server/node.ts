@@ -23,6 +23,8 @@ import {
 } from '../replica/member/member-id.js';
 import { monotonicClock } from './clock.js';
 import { FileDisk } from './file-disk.js';
+import { MemberMetrics } from './metrics/member-metrics.js';
+import { MeteredDisk } from './metrics/metered-disk.js';
 import { PeerTransport, type PeerAddress, type PeerEvent } from './peer-transport.js';
 import type { PeerTls } from './peer-tls.js';
 
@@ -102,6 +104,8 @@ function resolveMemberId(cfg: NodeConfig, peerUrls: readonly string[]): NodeId {
 export class EtcdNode {
   private cid: bigint;
   readonly member!: Member;
+  /** What /metrics serves for this member (src/server/metrics). */
+  readonly metrics: MemberMetrics;
   private readonly id: NodeId;
   private readonly selfPeerUrls: readonly string[];
   private transport: PeerTransport | undefined;
@@ -123,6 +127,8 @@ export class EtcdNode {
     }
     this.initialIds = ids;
     this.cid = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
+    const clock = cfg.clock ?? monotonicClock;
+    this.metrics = new MemberMetrics({ heartbeatMs: cfg.heartbeatMs, nowMs: () => clock.nowMs() });
   }
 
   /** Recover from the data directory, listen for peers and join the cluster. */
@@ -183,6 +189,7 @@ export class EtcdNode {
       onMessage: (m) => holder.member?.receiveMessage(m),
       onApp: (from, payload) => holder.member?.receiveFrame(from, payload),
       onEvent: (e) => logPeerEvent(log, e),
+      onRoundTrip: (peer, ms) => this.metrics.roundTrip(peer, ms),
       ...(cfg.peerTls === undefined ? {} : { tls: cfg.peerTls }),
     });
     this.transport = transport;
@@ -193,6 +200,7 @@ export class EtcdNode {
       },
     });
     this.disk = disk;
+    const metered = new MeteredDisk(disk);
     const member = new Member(
       {
         name: cfg.name,
@@ -217,15 +225,17 @@ export class EtcdNode {
       },
       {
         clock,
-        transport,
+        transport: this.metrics.heartbeats.watch(transport),
         peers: transport.channel,
-        disk,
+        disk: metered,
         log,
         // The member logged the entry's index and format already.
         fatal: () => process.exit(EXIT_LOG_FORMAT),
+        observer: this.metrics.observer(),
       },
     );
     holder.member = member;
+    this.metrics.attach({ member, transport, disk: metered });
     (this as { member: Member }).member = member;
     // Members added at run time become peers; the table recovered from the data dir too.
     const warned = new Set<string>();

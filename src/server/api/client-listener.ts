@@ -7,6 +7,7 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { AuthorityFixStream, SERVER_PREFACE_SETTINGS, sniffH2 } from './h2-authority.js';
 import type { ClientApiConfig } from './api-config.js';
+import type { ClientApiMetrics } from './api-metrics.js';
 import { DEFAULT_CLIENT_API_CONFIG } from './api-config.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import { CallTracker } from './call-scope.js';
@@ -44,6 +45,8 @@ export interface ClientApiOptions {
   readonly tls?: ClientTlsFiles;
   readonly log?: Logger;
   readonly config?: Partial<ClientApiConfig>;
+  /** Counted while serving, and GET /metrics answered with (src/server/metrics). */
+  readonly metrics?: ClientApiMetrics;
 }
 
 export interface ClientApi {
@@ -84,11 +87,25 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
   const log = opts.log ?? silentLogger;
   const config: ClientApiConfig = { ...DEFAULT_CLIENT_API_CONFIG, ...opts.config };
   const tracker = new CallTracker({ backend: opts.backend, log, config });
-  const handlers = clientApiHandlers(opts.backend, config);
+  const metrics = opts.metrics;
+  const handlers = clientApiHandlers(opts.backend, config, metrics?.locks);
   const gate = new ConnectionGate(config, log);
-  const grpcServer = createGrpcServer({ handlers, tracker, config, log });
+  const grpcServer = createGrpcServer({
+    handlers,
+    tracker,
+    config,
+    log,
+    ...(metrics === undefined ? {} : { rpcStats: metrics.rpc }),
+  });
   const httpServer = http.createServer(
-    createGateway({ backend: opts.backend, handlers, tracker, config, log }),
+    createGateway({
+      backend: opts.backend,
+      handlers,
+      tracker,
+      config,
+      log,
+      ...(metrics === undefined ? {} : { metrics }),
+    }),
   );
   // The gateway's own errors on a socket (malformed HTTP) must never reach the process.
   httpServer.on('clientError', (err, socket) => {

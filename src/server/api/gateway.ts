@@ -11,6 +11,7 @@ import type * as http from 'node:http';
 import type protobuf from 'protobufjs';
 import { SERVER_VERSION } from '../../replica/member/backend.js';
 import type { ClientApiConfig } from './api-config.js';
+import type { MetricsText } from './api-metrics.js';
 import type { KvBackend } from '../../replica/member/backend.js';
 import type { CallScope, CallTracker } from './call-scope.js';
 import type { HandlerTable } from './handler-table.js';
@@ -27,6 +28,8 @@ export interface GatewayDeps {
   readonly tracker: CallTracker;
   readonly config: ClientApiConfig;
   readonly log: Logger;
+  /** GET /metrics (etcd serves it on the client port too, embed/serve.go). */
+  readonly metrics?: { scrape(): Promise<MetricsText> };
 }
 
 /** Gateway path (after /v3/) → gRPC method: the `google.api.http` options of etcd's protos. */
@@ -253,6 +256,11 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
     }
     if (req.method === 'GET' && path === '/version') {
       return sendJson(res, 200, { etcdserver: SERVER_VERSION, etcdcluster: SERVER_VERSION });
+    }
+    if (req.method === 'GET' && path === '/metrics' && deps.metrics !== undefined) {
+      const m = await deps.metrics.scrape();
+      res.writeHead(200, { 'content-type': m.contentType });
+      return void res.end(m.body);
     }
     if (!path.startsWith('/v3/')) throw new HttpError(404, 'Not Found');
     const name = path.slice('/v3/'.length);
