@@ -77,6 +77,7 @@ export function registerStart(program: Command): void {
       "'json' (pino, etcd's fields) or 'text' (one line each)",
       'json',
     )
+    .option('--listen-metrics-urls <urls>', 'more URLs serving only /metrics and /health')
     .action(async (flags: StartFlags) => {
       let opts: ReturnType<typeof resolveStartOptions> & {
         readonly mutants: ReturnType<typeof plantedBugsFrom>;

@@ -52,6 +52,11 @@ export interface StartOptions extends Pick<
   readonly clientLimits: ClientLimits;
   /** Planted bugs, from the environment only (planted-bugs.ts). */
   readonly mutants?: Mutants;
+  /**
+   * `--listen-metrics-urls`: more URLs answering only /metrics and /health (none by default);
+   * https:// ones are served with the client TLS files.
+   */
+  readonly listenMetricsUrls?: readonly string[];
 }
 
 /** The flags as commander hands them over: strings, possibly missing. */
@@ -93,6 +98,7 @@ export interface StartFlags {
   readonly maxStreamQueuedBytes?: string;
   readonly maxConnectionUnsentBytes?: string;
   readonly maxWatchQueueBytes?: string;
+  readonly listenMetricsUrls?: string;
 }
 
 /** The client API's per-client limits that have a flag (api-config.ts says what each does). */
@@ -317,7 +323,24 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     clientCertAuth: f.clientCertAuth === true,
     ...resolveAuthFlags(f),
     clientLimits: resolveClientLimits(f),
+    ...resolveMetricsUrls(f, clientTls !== undefined || f.autoTls === true),
   };
+}
+
+/** etcd's --listen-metrics-urls; https:// ones need the client certificate (or --auto-tls). */
+function resolveMetricsUrls(
+  f: StartFlags,
+  clientCertificate: boolean,
+): { listenMetricsUrls?: readonly string[] } {
+  if (f.listenMetricsUrls === undefined) return {};
+  const urls = urlList('--listen-metrics-urls', f.listenMetricsUrls, CLIENT_SCHEMES);
+  const secure = urls.find((u) => u.startsWith('https:'));
+  if (secure !== undefined && !clientCertificate)
+    throw new ConfigError(
+      `--listen-metrics-urls: '${secure}' is served with the client certificate: it needs ` +
+        'https:// --listen-client-urls with --cert-file and --key-file (or --auto-tls)',
+    );
+  return { listenMetricsUrls: urls };
 }
 
 /** etcd's bcrypt bounds (golang.org/x/crypto/bcrypt MinCost, MaxCost) and default. */

@@ -3,6 +3,7 @@
 import type { StartOptions } from './config.js';
 import { EtcdNode, NODE_DEFAULTS, urlAddress, type NodeLogger } from './node.js';
 import { startClientApi } from './api/client-listener.js';
+import { startMetricsListener, type MetricsListener } from './metrics/metrics-listener.js';
 import { withAutoTls } from './auto-tls.js';
 import { peerTlsOptions } from './peer-tls.js';
 
@@ -10,6 +11,8 @@ export interface RunningMember {
   readonly node: EtcdNode;
   /** Client URLs actually bound (a port 0 in the options becomes the chosen port). */
   readonly clientUrls: readonly string[];
+  /** --listen-metrics-urls actually bound, in order. */
+  readonly metricsUrls: readonly string[];
   stop(): Promise<void>;
 }
 
@@ -49,10 +52,27 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
         ...opts.clientLimits,
         ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
       },
+      metrics: node.metrics,
     });
   } catch (e) {
     await node.stop();
     throw e;
+  }
+  let metricsListener: MetricsListener | undefined;
+  if (opts.listenMetricsUrls !== undefined && opts.listenMetricsUrls.length > 0) {
+    try {
+      metricsListener = await startMetricsListener({
+        urls: opts.listenMetricsUrls,
+        backend: node.member,
+        metrics: node.metrics,
+        ...(opts.clientTls === undefined ? {} : { tls: opts.clientTls }),
+        log,
+      });
+    } catch (e) {
+      await api.close();
+      await node.stop();
+      throw e;
+    }
   }
   let stopping: Promise<void> | undefined;
   return {
@@ -62,8 +82,14 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
       u.port = String(port);
       return u.origin;
     }),
+    metricsUrls: (metricsListener?.ports ?? []).map((port, i) => {
+      const u = new URL(opts.listenMetricsUrls?.[i] as string);
+      u.port = String(port);
+      return u.origin;
+    }),
     stop: () => {
       stopping ??= (async () => {
+        await metricsListener?.close();
         await api.close();
         await node.stop();
       })();
