@@ -41,6 +41,10 @@ const systemNeeds = [
   // on free 127.0.0.1 ports and stops them by PID. redis-server's postinst starts a daemon on
   // 127.0.0.1:6379 where an init allows it; the demo never uses that port.
   { command: 'test -x /usr/bin/redis-server', pkg: 'redis-server' },
+  // test/ops/prometheus.test.ts runs Debian's Prometheus (and promtool, in the same package) on a
+  // free 127.0.0.1 port with its own config and data directory, stopped by PID. The package's
+  // postinst starts a daemon on :9090 where an init allows it; the test never uses that port.
+  { command: 'promtool', pkg: 'prometheus' },
 ];
 
 function have(command) {
