@@ -46,7 +46,7 @@ function plantedCopy(from: string, to: string): string {
   return dir;
 }
 
-test('promtool: the alert rules pass their tests, and a rule planted wrong fails them', async () => {
+test('promtool: the rules pass their tests, and a rule planted wrong fails them', async () => {
   const ok = await promtoolTest(rulesDir);
   assert.equal(ok.code, 0, ok.out);
   assert.match(ok.out, /SUCCESS/);

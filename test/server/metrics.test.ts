@@ -186,7 +186,7 @@ describe('a member serving /metrics', () => {
     assert.equal(kv.status, 404);
   });
 
-  test("the families tenure shares with etcd 3.4 have etcd's type, help, labels and buckets", async () => {
+  test("families shared with etcd 3.4 have etcd's type, help, labels and buckets", async () => {
     const etcd = await startCluster({ kind: 'etcd', size: 1, logs: 'ring' });
     let theirs: Map<string, Family>;
     try {
