@@ -54,6 +54,8 @@ export const MUTANTS = {
     'a snapshot carries the newest configuration, not the one in force at its index',
   answerByIndexOnly:
     'a proposal waits past a leader change and is answered by whatever entry was applied at its index',
+  applyCorruptsValue:
+    "a member keeps each put's value with its last byte changed: its key space differs",
   checkQuorumOff:
     'a leader that has not heard from a majority for an election timeout keeps leading (CheckQuorum lost)',
 } as const;

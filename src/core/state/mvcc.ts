@@ -122,7 +122,8 @@ export class MvccStore {
       createRevision: prev ? prev.createRevision : revision(p.rev),
       modRevision: revision(p.rev),
       version: prev ? prev.version + 1 : this.recreatedVersion(key),
-      value,
+      // The planted bug: this member's copy of the value differs from the one in the log.
+      value: this.mutants.has('applyCorruptsValue') ? corrupted(value) : value,
       lease,
     };
     this.append(key, { rev: p.rev, sub: p.events.length, kv });
@@ -288,6 +289,14 @@ export class MvccStore {
       f(key, this.history.get(key) ?? []);
     }
   }
+}
+
+/** `value` with its last byte changed (a byte added to an empty one); never in place. */
+function corrupted(value: Uint8Array): Uint8Array {
+  if (value.length === 0) return Uint8Array.of(0x21);
+  const out = value.slice();
+  out[out.length - 1] = (out[out.length - 1] as number) ^ 0x01;
+  return out;
 }
 
 /** The newest version at or below `rev`. */
