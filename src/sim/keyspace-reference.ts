@@ -150,8 +150,10 @@ export class KeyspaceReference {
    */
   apply(cmd: Command, machine: EtcdResult): ReferenceAnswer {
     if (machine.type === 'error' && MIRRORED.has(machine.error.message)) return { kind: 'skip' };
-    // Auth is not modelled: the simulator's clients never enable it, so no check ever fires.
-    if (cmd.type === 'auth' || cmd.type === 'authenticate') return { kind: 'skip' };
+    // Auth and alarms are not modelled: the simulator's clients never enable auth or raise an
+    // alarm, so no check or refusal ever fires.
+    if (cmd.type === 'auth' || cmd.type === 'authenticate' || cmd.type === 'alarm')
+      return { kind: 'skip' };
     try {
       return { kind: 'ok', answer: this.execute(cmd, machine) };
     } catch (e) {
@@ -230,6 +232,7 @@ export class KeyspaceReference {
         return { header: this.rev };
       case 'auth':
       case 'authenticate':
+      case 'alarm':
         return {}; // never reached: apply skips them
     }
   }
@@ -635,6 +638,7 @@ export class KeyspaceReference {
         return { kind: 'ok', answer: { header: r.response.header.revision } };
       case 'auth':
       case 'authenticate':
+      case 'alarm':
         return { kind: 'skip' };
     }
   }

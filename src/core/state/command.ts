@@ -6,6 +6,8 @@
 //
 // Time enters only here: a command that sets a lease deadline carries the leader's monotonic
 // clock reading `nowMs`, so every replica records the same deadline.
+import type { AlarmMember } from './alarms.js';
+import { isAlarmMember } from './alarms.js';
 import type { AuthOp } from './auth-ops.js';
 import type { AuthAs } from './auth-store.js';
 import type {
@@ -81,6 +83,16 @@ export type Command =
       readonly name: string;
       readonly tokenPrefix: string;
       readonly checkedRevision: number;
+    }
+  /**
+   * etcd's InternalRaftRequest Alarm (ACTIVATE or DEACTIVATE; a GET is answered from the
+   * applied state): a client's, or the leader's when its corruption check finds a member whose
+   * key space differs (alarms.ts).
+   */
+  | {
+      readonly type: 'alarm';
+      readonly action: 'ACTIVATE' | 'DEACTIVATE';
+      readonly member: AlarmMember;
     };
 
 export type CommandType = Command['type'];
@@ -253,6 +265,8 @@ export function isCommand(v: unknown): v is Command {
       return isAuthOp(v.op) && isAs(v.as);
     case 'authenticate':
       return fields(v, { name: isString, tokenPrefix: isString, checkedRevision: isInt });
+    case 'alarm':
+      return fields(v, { action: oneOf('ACTIVATE', 'DEACTIVATE'), member: isAlarmMember });
     default:
       return false;
   }

@@ -13,6 +13,7 @@ export type GrpcCode =
   | 'DeadlineExceeded'
   | 'PermissionDenied'
   | 'Unauthenticated'
+  | 'DataLoss'
   | 'Unknown';
 
 export interface EtcdError {
@@ -44,6 +45,11 @@ export const ERR_FUTURE_REV = err(
   'etcdserver: mvcc: required revision is a future revision',
 );
 export const ERR_NO_SPACE = err('ResourceExhausted', 'etcdserver: mvcc: database space exceeded');
+/**
+ * A write while a CORRUPT alarm is raised, for any member (etcd etcdserver/errors.go ErrCorrupt,
+ * rpctypes ErrGRPCCorrupt): every member refuses it; reads go on.
+ */
+export const ERR_CORRUPT = err('DataLoss', 'etcdserver: corrupt cluster');
 export const ERR_LEASE_NOT_FOUND = err('NotFound', 'etcdserver: requested lease not found');
 export const ERR_LEASE_EXIST = err('FailedPrecondition', 'etcdserver: lease already exists');
 export const ERR_LEASE_TTL_TOO_LARGE = err('OutOfRange', 'etcdserver: too large lease TTL');

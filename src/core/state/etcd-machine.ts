@@ -14,6 +14,8 @@ import {
   checkTxn,
   type LeaseKeys,
 } from './auth-check.js';
+import type { AlarmMember, AlarmType } from './alarms.js';
+import { AlarmStore } from './alarms.js';
 import type { AuthOp } from './auth-ops.js';
 import { AuthStore, type AuthAnswer, type AuthAs, type TokenEffect } from './auth-store.js';
 import { TokenTable } from './auth-tokens.js';
@@ -24,6 +26,7 @@ import {
   ERR_AUTH_FAILED,
   ERR_AUTH_NOT_ENABLED,
   ERR_COMPACTED,
+  ERR_CORRUPT,
   ERR_FUTURE_REV,
   ERR_LEASE_EXIST,
   ERR_LEASE_NOT_FOUND,
@@ -65,7 +68,7 @@ import {
 } from './kv-write.js';
 import { LEASE_ID_MAX, LEASE_ID_MIN, LeaseTable } from './lease-table.js';
 import type { StateMachine } from './machine.js';
-import { MvccStore } from './mvcc.js';
+import { MvccStore, type KvHashJob } from './mvcc.js';
 import { range } from './range-query.js';
 import {
   checkDuplicates,
@@ -98,7 +101,38 @@ export type EtcdResult =
       readonly type: 'authenticate';
       readonly response: { readonly header: ResponseHeader; readonly token: string | null };
     }
+  | {
+      readonly type: 'alarm';
+      readonly response: {
+        readonly header: ResponseHeader;
+        readonly alarms: readonly AlarmMember[];
+      };
+    }
   | { readonly type: 'error'; readonly error: EtcdError };
+
+/** What HashKV answers (etcd's HashByRev): the hash at a revision and the store around it. */
+export interface KvHashPlan {
+  /** Runs the hash in steps; its `target` is the revision hashed. */
+  readonly job: KvHashJob;
+  /** The store's revision when the job was made (etcd's header revision). */
+  readonly revision: number;
+  /** The compact revision, -1 before any compaction (etcd's compactMainRev). */
+  readonly compactRevision: number;
+}
+
+/**
+ * The commands a CORRUPT alarm refuses: those etcd's applierV3Corrupt overrides (etcd
+ * etcdserver/corrupt.go), which are every key-space write, its compaction, and lease grants and
+ * revokes (so no lease expires while it is raised).
+ */
+const REFUSED_WHILE_CORRUPT: ReadonlySet<Command['type']> = new Set([
+  'put',
+  'deleteRange',
+  'txn',
+  'compact',
+  'leaseGrant',
+  'leaseRevoke',
+]);
 
 /**
  * An entry that is not a command, or one of the wrong shape (command.ts isCommand): a bug in the
@@ -131,6 +165,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   private store: MvccStore;
   private leases = new LeaseTable();
   private authStore = new AuthStore();
+  private alarmStore = new AlarmStore();
   /** Simple tokens: local to this member, registered by apply (auth-tokens.ts). */
   readonly tokens = new TokenTable();
   private applied = 0;
@@ -192,6 +227,11 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.authStore;
   }
 
+  /** The raised alarms of one type, or all of them for NONE (etcd's AlarmStore.Get). */
+  alarms(type: AlarmType = 'NONE'): readonly AlarmMember[] {
+    return this.alarmStore.get(type);
+  }
+
   /** The index of the last applied entry (etcd's consistent index). */
   get appliedIndex(): number {
     return this.applied;
@@ -210,6 +250,9 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
    * size) is what a write adds against the space quota.
    */
   private execute(index: number, cmd: Command, costBytes: number): EtcdResult {
+    // A CORRUPT alarm replaces etcd's whole applier chain (apply.go, Alarm), permissions and all.
+    if (this.alarmStore.has('CORRUPT') && REFUSED_WHILE_CORRUPT.has(cmd.type))
+      return fail(ERR_CORRUPT);
     // Permissions before the quota, as etcd chains its appliers (auth, then quota, then backend).
     const denied = this.authStore.enabled ? this.checkAuth(cmd) : null;
     if (denied) return fail(denied);
@@ -250,6 +293,14 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
         return this.authOp(cmd.op, cmd.as);
       case 'authenticate':
         return this.authenticate(index, cmd.name, cmd.tokenPrefix, cmd.checkedRevision);
+      case 'alarm': {
+        const changed =
+          cmd.action === 'ACTIVATE'
+            ? this.alarmStore.activate(cmd.member)
+            : this.alarmStore.deactivate(cmd.member);
+        const alarms = changed === null ? [] : [changed];
+        return { type: 'alarm', response: { header: this.header(), alarms } };
+      }
       default:
         return unreachable(cmd, 'command');
     }
@@ -331,6 +382,22 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.txn(req);
   }
 
+  /**
+   * HashKV at `revision` (0: the current one), or etcd's error for a revision compacted away or
+   * not yet written (mvcc/kvstore.go HashByRev checks both before hashing).
+   */
+  hashKv(revision: number): KvHashPlan | EtcdError {
+    const current = this.store.revision;
+    const compacted = this.store.compactRevision;
+    if (revision > 0 && revision <= compacted) return ERR_COMPACTED;
+    if (revision > current) return ERR_FUTURE_REV;
+    return {
+      job: this.store.hashJob(revision === 0 ? current : revision),
+      revision: current,
+      compactRevision: compacted === 0 ? -1 : compacted,
+    };
+  }
+
   range(req: RangeRequest): RangeResponse | EtcdError {
     this.counts.ranges++;
     return range(this.store, req);
@@ -400,6 +467,7 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
       mvcc: this.store.toData(),
       leases: this.leases.toData(),
       ...(this.authStore.isPristine ? {} : { auth: this.authStore.toData() }),
+      ...(this.alarmStore.isEmpty ? {} : { alarms: this.alarmStore.toData() }),
     });
   }
 
@@ -410,16 +478,19 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     const store = MvccStore.fromData(s.mvcc, this.mutants);
     const leases = LeaseTable.fromData(s.leases);
     const authStore = s.auth === undefined ? new AuthStore() : AuthStore.fromData(s.auth);
+    const alarmStore = AlarmStore.fromData(s.alarms ?? []);
     this.store = store;
     this.leases = leases;
     this.authStore = authStore;
+    this.alarmStore = alarmStore;
     this.applied = s.appliedIndex;
     for (const hub of this.hubs) hub.resync();
   }
 
   digest(): number {
     const h = this.leases.digest(this.store.digest(fnvNumber(FNV_OFFSET, this.leases.size)));
-    return this.authStore.isPristine ? h : this.authStore.digest(h);
+    const withAuth = this.authStore.isPristine ? h : this.authStore.digest(h);
+    return this.alarmStore.isEmpty ? withAuth : this.alarmStore.digest(withAuth);
   }
 
   // ---- Commands ----
@@ -493,15 +564,19 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   /**
    * etcd checks the quota for puts, writing txns and lease grants: the stored size plus the
    * request's must fit. Deletes, revokes and compactions are always allowed, since they free
-   * space. Unlike etcd, no sticky NOSPACE alarm is kept: space freed by compaction is usable
-   * again at once.
+   * space. Unlike etcd, passing the quota raises no sticky NOSPACE alarm: space freed by
+   * compaction is usable again at once. A NOSPACE alarm raised by a client (Alarm ACTIVATE)
+   * refuses the same commands until it is cleared, as etcd's applierV3Capped does.
    */
   private overQuota(cmd: Command, costBytes: number): boolean {
     const quotaChecked =
       cmd.type === 'put' ||
       cmd.type === 'leaseGrant' ||
       (cmd.type === 'txn' && !isReadOnlyTxn(cmd.request));
-    return quotaChecked && this.store.size + costBytes > this.limits.backendBytesMax;
+    if (!quotaChecked) return false;
+    return (
+      this.alarmStore.has('NOSPACE') || this.store.size + costBytes > this.limits.backendBytesMax
+    );
   }
 
   private state(): KvState {

@@ -5,7 +5,7 @@
 // written.
 import { NO_MUTANTS, type Mutants } from '../base/mutants.js';
 import { assert } from '../base/assert.js';
-import { fnvBytes, fnvNumber, fnvString } from '../base/hash.js';
+import { FNV_OFFSET, fnvBytes, fnvNumber, fnvString } from '../base/hash.js';
 import type { Revision } from '../base/units.js';
 import { revision } from '../base/units.js';
 import type { ByteKey, KeySpan } from './key-range.js';
@@ -258,6 +258,16 @@ export class MvccStore {
     return h;
   }
 
+  /**
+   * A hash of the key space as it stood at `target` (etcd's HashByRev, mvcc/kvstore.go), to be
+   * computed in steps (KvHashJob). `target` must be in (compactRevision, revision]; the caller
+   * checks that and answers etcd's errors.
+   */
+  hashJob(target: number): KvHashJob {
+    assert(target <= this.currentRev, 'mvcc: hash of a future revision');
+    return new KvHashJob(this.sortedKeys.slice(), this.history, target, this.compactRev);
+  }
+
   private pendingWrite(): PendingWrite {
     assert(this.pending !== null, 'mvcc: write outside a write transaction');
     return this.pending;
@@ -340,4 +350,98 @@ function lowerBound(keys: readonly ByteKey[], key: ByteKey): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** Value bytes hashed per step at most (a step may pass it by one version). */
+const HASH_STEP_BYTES_MAX = 4 * 1024 * 1024;
+/** Versions looked at per step at most, however small their values. */
+const HASH_STEP_VERSIONS_MAX = 50_000;
+
+/**
+ * The hash of the key space at one revision: FNV-1a over every key version written at or below
+ * it, key by key in byte order, the way etcd hashes every revision of its key bucket up to the
+ * requested one (mvcc/kvstore.go HashByRev). Like etcd's, it covers only what compaction keeps:
+ * a version at or below the compact revision counts only if it is the newest live version of
+ * its key at the target (etcd's kvindex.Keep). So two members hash alike at a revision exactly
+ * when they hold the same versions there, and members with different compact revisions are not
+ * comparable (etcd's corruption check compares only those with equal ones). The value is
+ * tenure's, not etcd's: etcd hashes its bbolt bytes with CRC-32C.
+ *
+ * It runs in steps so that a large store does not hold the event loop: the keys and their
+ * version arrays are taken when the job is made, and what a step reads cannot change under it
+ * (versions at or below the target are never rewritten; new writes append above it; compaction
+ * replaces a key's array instead of editing it).
+ */
+export class KvHashJob {
+  private at = 0;
+  private h: number;
+  private readonly versions: (readonly KeyVersion[] | undefined)[];
+
+  constructor(
+    private readonly keys: readonly ByteKey[],
+    history: ReadonlyMap<ByteKey, readonly KeyVersion[]>,
+    readonly target: number,
+    readonly compactRevision: number,
+  ) {
+    this.versions = keys.map((k) => history.get(k));
+    this.h = fnvNumber(fnvNumber(FNV_OFFSET, target), compactRevision);
+  }
+
+  get done(): boolean {
+    return this.at >= this.keys.length;
+  }
+
+  /** The hash, once `done`. */
+  get hash(): number {
+    assert(this.done, 'mvcc: hash read before the job is done');
+    return this.h >>> 0;
+  }
+
+  /** Hash the next keys, a bounded amount of work; true when the job is done. */
+  step(): boolean {
+    let bytes = 0;
+    let seen = 0;
+    while (this.at < this.keys.length && bytes < HASH_STEP_BYTES_MAX) {
+      const i = this.at++;
+      const versions = this.versions[i] ?? [];
+      seen += versions.length;
+      bytes += this.hashKey(this.keys[i] as ByteKey, versions);
+      if (seen >= HASH_STEP_VERSIONS_MAX) break;
+    }
+    return this.done;
+  }
+
+  /** Hash one key's versions that count at the target; the value bytes hashed. */
+  private hashKey(key: ByteKey, versions: readonly KeyVersion[]): number {
+    // The newest version at or below the target: the one compaction at the target would keep.
+    let newest = -1;
+    for (let j = versions.length - 1; j >= 0; j--) {
+      if ((versions[j] as KeyVersion).rev <= this.target) {
+        newest = j;
+        break;
+      }
+    }
+    let h = this.h;
+    let keyed = false;
+    let bytes = 0;
+    for (let j = 0; j <= newest; j++) {
+      const v = versions[j] as KeyVersion;
+      if (v.rev <= this.compactRevision && !(j === newest && v.kv !== null)) continue;
+      if (!keyed) {
+        h = fnvString(h, key);
+        keyed = true;
+      }
+      h = fnvNumber(fnvNumber(h, v.rev), v.sub);
+      if (v.kv === null) {
+        h = fnvNumber(h, -1);
+        continue;
+      }
+      h = fnvNumber(fnvNumber(h, v.kv.createRevision), v.kv.version);
+      h = fnvString(h, v.kv.lease.toString());
+      h = fnvBytes(fnvNumber(h, v.kv.value.length), v.kv.value);
+      bytes += v.kv.value.length;
+    }
+    this.h = h;
+    return bytes;
+  }
 }

@@ -13,8 +13,11 @@
 //   u32 leases; per lease: i64 id, f64 ttl s, f64 expiry ms, u8 has checkpoint [f64 checkpoint s],
 //       u32 keys; per key: bytes key
 //   then, only when the auth store holds anything: u8 1, bytes auth store (tagged JSON; small)
+//   then, only while an alarm is raised: u8 2, bytes the alarms (tagged JSON; small)
 import { ByteReader, ByteWriter } from '../base/bytes.js';
 import { revision } from '../base/units.js';
+import type { AlarmMember } from './alarms.js';
+import { isAlarmMember } from './alarms.js';
 import type { AuthData } from './auth-store.js';
 import { fromByteKey, toByteKey, type ByteKey } from './key-range.js';
 import { arrayOf, fields, isBool, isInt, isPermission, isString, orNull } from './shapes.js';
@@ -30,13 +33,19 @@ export interface SnapshotData {
   readonly leases: readonly LeaseData[];
   /** Absent while auth was never used. */
   readonly auth?: AuthData;
+  /** Absent while no alarm is raised. */
+  readonly alarms?: readonly AlarmMember[];
 }
+
+/** The tags of the optional sections after the leases, in the order they are written. */
+const SECTION_AUTH = 1;
+const SECTION_ALARMS = 2;
 
 /**
  * The encoded size of `s`, exactly: the writer is sized once, so a snapshot of hundreds of MiB is
  * neither grown by doubling nor copied to trim it.
  */
-function encodedBytes(s: SnapshotData, auth: Uint8Array | null): number {
+function encodedBytes(s: SnapshotData, auth: Uint8Array | null, alarms: Uint8Array | null): number {
   let n = 1 + 8 * 3 + 4;
   for (const [key, versions] of s.mvcc.keys) {
     n += 4 + key.length + 4;
@@ -47,12 +56,14 @@ function encodedBytes(s: SnapshotData, auth: Uint8Array | null): number {
     n += 8 * 3 + 1 + (l.checkpointSeconds === null ? 0 : 8) + 4;
     for (const k of l.keys) n += 4 + k.length;
   }
-  return auth === null ? n : n + 1 + 4 + auth.length;
+  if (auth !== null) n += 1 + 4 + auth.length;
+  return alarms === null ? n : n + 1 + 4 + alarms.length;
 }
 
 export function encodeSnapshotData(s: SnapshotData): Uint8Array {
   const auth = s.auth === undefined ? null : encodeTagged(s.auth);
-  const w = new ByteWriter(encodedBytes(s, auth));
+  const alarms = s.alarms === undefined ? null : encodeTagged(s.alarms);
+  const w = new ByteWriter(encodedBytes(s, auth, alarms));
   w.u8(SNAPSHOT_FORMAT);
   w.f64(s.appliedIndex);
   w.f64(s.mvcc.currentRevision);
@@ -90,8 +101,12 @@ export function encodeSnapshotData(s: SnapshotData): Uint8Array {
     for (const k of l.keys) w.bytes(fromByteKey(k));
   }
   if (auth !== null) {
-    w.u8(1);
+    w.u8(SECTION_AUTH);
     w.bytes(auth);
+  }
+  if (alarms !== null) {
+    w.u8(SECTION_ALARMS);
+    w.bytes(alarms);
   }
   return w.done();
 }
@@ -219,13 +234,30 @@ function decodeChecked(data: Uint8Array): SnapshotData {
     leases.push(lease);
   }
   let auth: AuthData | undefined;
-  if (r.pos < data.length) {
-    check(r.u8() === 1, () => 'unknown section');
+  let alarms: AlarmMember[] | undefined;
+  let last = 0;
+  while (r.pos < data.length) {
+    const tag = r.u8();
+    check(tag > last && (tag === SECTION_AUTH || tag === SECTION_ALARMS), () => 'unknown section');
+    last = tag;
     const section: unknown = decodeTagged(r.bytes());
-    check(isAuthData(section), () => 'auth section of the wrong shape');
-    auth = section as AuthData;
+    if (tag === SECTION_AUTH) {
+      check(isAuthData(section), () => 'auth section of the wrong shape');
+      auth = section as AuthData;
+    } else {
+      check(
+        Array.isArray(section) && section.every(isAlarmMember),
+        () => 'alarm section of the wrong shape',
+      );
+      alarms = section as AlarmMember[];
+    }
   }
-  check(r.pos === data.length, () => 'trailing bytes');
   const mvcc = { currentRevision, compactRevision, keys };
-  return auth === undefined ? { appliedIndex, mvcc, leases } : { appliedIndex, mvcc, leases, auth };
+  return {
+    appliedIndex,
+    mvcc,
+    leases,
+    ...(auth === undefined ? {} : { auth }),
+    ...(alarms === undefined ? {} : { alarms }),
+  };
 }

@@ -28,6 +28,7 @@ const CODES: Readonly<Record<StatusCode, GrpcStatus>> = {
   Internal: GrpcStatus.INTERNAL,
   PermissionDenied: GrpcStatus.PERMISSION_DENIED,
   Unauthenticated: GrpcStatus.UNAUTHENTICATED,
+  DataLoss: GrpcStatus.DATA_LOSS,
 };
 
 /** A status for a call that exists on the wire but that tenure does not serve. */
