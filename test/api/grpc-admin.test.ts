@@ -21,12 +21,15 @@ test('Status reports version, leader and raft indexes', async () => {
   assert.equal(s['raftTerm'], '1');
 });
 
-test('Alarm GET lists no alarms; ACTIVATE is accepted', async () => {
+test('Alarm GET lists none; ACTIVATE raises one, DEACTIVATE clears it', async () => {
   const a = await f.client.ok('/etcdserverpb.Maintenance/Alarm', { action: 'GET' });
   assert.deepEqual(a['alarms'], []);
   await f.client.ok('/etcdserverpb.Maintenance/Alarm', { action: 'ACTIVATE', alarm: 'NOSPACE' });
   const again = await f.client.ok('/etcdserverpb.Maintenance/Alarm', {});
-  assert.deepEqual(again['alarms'], []);
+  assert.deepEqual(again['alarms'], [{ memberID: '0', alarm: 'NOSPACE' }]);
+  await f.client.ok('/etcdserverpb.Maintenance/Alarm', { action: 'DEACTIVATE', alarm: 'NOSPACE' });
+  const none = await f.client.ok('/etcdserverpb.Maintenance/Alarm', {});
+  assert.deepEqual(none['alarms'], []);
 });
 
 test('MemberList, MemberAdd, MemberRemove and member not found', async () => {
@@ -61,7 +64,6 @@ test('health Check is SERVING with a leader; an unknown service is NOT_FOUND', a
 test('unserved methods and the 3.5-only AuthStatus answer UNIMPLEMENTED', async () => {
   for (const path of [
     '/etcdserverpb.Cluster/MemberPromote',
-    '/etcdserverpb.Maintenance/HashKV',
     '/etcdserverpb.Maintenance/MoveLeader',
   ]) {
     const r = await f.client.unary(path, {});

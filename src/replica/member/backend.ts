@@ -10,6 +10,7 @@ import type {
   LeaseTimeToLiveResponse,
 } from '../../core/state/kv-types.js';
 import type { Clock } from '../io.js';
+import type { HashKvAnswer } from './hash-kv.js';
 
 /** The version Status reports; etcd clients parse it as semver, and Go clients refuse < 3.2. */
 export const SERVER_VERSION = '3.4.0';
@@ -36,6 +37,16 @@ export interface NodeStatus {
   readonly isLearner: boolean;
   /** Semver; etcd clients reject < 3.2. */
   readonly version: string;
+}
+
+/** What Maintenance.Snapshot streams: the member's whole replicated state, as of now. */
+export interface BackupSnapshot {
+  /** A server snapshot (server-machine.ts): key space, leases, auth, alarms, member table. */
+  readonly data: Uint8Array;
+  /** The key space's revision in it. */
+  readonly revision: number;
+  /** The last log index applied to it. */
+  readonly appliedIndex: number;
 }
 
 /**
@@ -89,4 +100,11 @@ export interface KvBackend {
   memberRemove(id: bigint, signal?: AbortSignal): Promise<void>;
   /** Called when this node's view of the leader changes (to end `hasleader` streams). */
   onLeaderChange(listener: (leader: bigint) => void): () => void;
+  /**
+   * HashKV: the key space's hash at `revision` (0: the current one), computed in steps; rejects
+   * with etcd's ErrCompacted or ErrFutureRev.
+   */
+  hashKv(revision: number, signal?: AbortSignal): Promise<HashKvAnswer>;
+  /** The state Maintenance.Snapshot streams, encoded now (once: the caller streams the bytes). */
+  backupSnapshot(): BackupSnapshot;
 }

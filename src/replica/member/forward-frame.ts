@@ -12,14 +12,18 @@ import { ByteReader, ByteWriter } from '../../core/base/bytes.js';
 import type { MemberCommand } from './server-machine.js';
 import { isMemberCommand } from './server-machine.js';
 
-/** What a follower asks the leader to do. */
+/**
+ * What a follower asks the leader to do; or, for `hashKV`, what the leader's corruption check
+ * asks every member (corruption-check.ts), which any member answers.
+ */
 export type ForwardOp =
   | { readonly op: 'propose'; readonly cmd: Command }
   | { readonly op: 'member'; readonly cmd: MemberCommand }
   | { readonly op: 'timeToLive'; readonly id: LeaseId; readonly keys: boolean }
   | { readonly op: 'keepAlive'; readonly id: LeaseId }
   | { readonly op: 'memberAdd'; readonly peerUrls: readonly string[]; readonly isLearner: boolean }
-  | { readonly op: 'memberRemove'; readonly id: bigint };
+  | { readonly op: 'memberRemove'; readonly id: bigint }
+  | { readonly op: 'hashKV'; readonly revision: number };
 
 /**
  * A request's outcome as the leader (or the asker, when no answer came) knows it:
@@ -45,7 +49,17 @@ export type Frame =
 
 const KIND_REQUEST = 1;
 const KIND_ANSWER = 2;
-const OPS = ['propose', 'member', 'timeToLive', 'keepAlive', 'memberAdd', 'memberRemove'] as const;
+// New operations go at the end: a member that does not know one drops its frame as malformed,
+// and the asker's deadline answers for it.
+const OPS = [
+  'propose',
+  'member',
+  'timeToLive',
+  'keepAlive',
+  'memberAdd',
+  'memberRemove',
+  'hashKV',
+] as const;
 const ANSWERS = ['done', 'refused', 'unknown'] as const;
 
 const text = new TextEncoder();
@@ -84,6 +98,9 @@ export function encodeFrame(f: Frame): Uint8Array {
       case 'memberRemove':
         w.bytes(text.encode(b.id.toString()));
         break;
+      case 'hashKV':
+        w.f64(b.revision);
+        break;
     }
     return w.done();
   }
@@ -121,6 +138,7 @@ const ANSWER_CODES: ReadonlySet<string> = new Set<GrpcCode>([
   'ResourceExhausted',
   'Unavailable',
   'DeadlineExceeded',
+  'DataLoss',
   'Unknown',
 ]);
 
@@ -203,6 +221,12 @@ function decodeOp(op: (typeof OPS)[number] | undefined, r: ByteReader): ForwardO
     }
     case 'memberRemove':
       return { op, id: decimalId(r) };
+    case 'hashKV': {
+      const revision = r.f64();
+      if (!Number.isSafeInteger(revision) || revision < 0)
+        throw new FrameDecodeError(`bad hash revision ${revision}`);
+      return { op, revision };
+    }
     default:
       throw new FrameDecodeError('unknown forwarded operation');
   }

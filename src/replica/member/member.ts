@@ -32,11 +32,18 @@ import type {
 } from '../../core/state/kv-types.js';
 import type { Cancel, Clock } from '../io.js';
 import { Replica, type ProposalOutcome, type ReadOutcome } from '../replica.js';
-import type { KvBackend, MemberInfo, NodeStatus } from './backend.js';
+import type { BackupSnapshot, KvBackend, MemberInfo, NodeStatus } from './backend.js';
+import {
+  checkInitialHashKv,
+  monitorKvHash,
+  type CorruptionCheckDeps,
+  type PeerHash,
+} from './corruption-check.js';
+import { computeHashKv, isHashKvAnswer, type HashKvAnswer } from './hash-kv.js';
 import { SERVER_VERSION } from './backend.js';
 import type { ForwardAnswer, ForwardOp } from './forward-frame.js';
 import { Forwarder } from './forwarder.js';
-import { LeaderRouting } from './leader-routing.js';
+import { deadlineOnPeer, LeaderRouting } from './leader-routing.js';
 import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
 import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
@@ -82,6 +89,9 @@ export class Member implements KvBackend {
   private lastRole = 'follower';
   private stopped = false;
   private readonly cancelTimers: Cancel[] = [];
+  private readonly peers: MemberIo['peers'];
+  /** The commit index recovered from the disk (the initial corruption check hashes there). */
+  private readonly committedAtStart: number;
   /** The log record format for `conf` (writeFormat); forgotten when the member table changes. */
   private format: { readonly conf: ConfState; readonly value: number } | undefined;
 
@@ -93,6 +103,7 @@ export class Member implements KvBackend {
     this.memberId = BigInt(cfg.id);
     this.clock = io.clock;
     this.log = io.log;
+    this.peers = io.peers;
     this.mutants = cfg.mutants ?? NO_MUTANTS;
     const prng = makePrng(cfg.seed);
     this.machine = new EtcdMachine(DEFAULT_ETCD_LIMITS, this.mutants);
@@ -206,6 +217,7 @@ export class Member implements KvBackend {
     // Simple tokens live in memory in etcd and die with the process; replaying the log must not
     // bring back those this member had issued or learned before it stopped.
     this.machine.tokens.forgetIssuedThrough(this.replica.raft.log.lastIndex());
+    this.committedAtStart = this.replica.raft.log.committed;
     this.cancelTimers.push(this.clock.every(LEASE_EXPIRY_CHECK_MS, () => this.leases.expire()));
   }
 
@@ -401,6 +413,109 @@ export class Member implements KvBackend {
     return () => this.leaderListeners.delete(listener);
   }
 
+  hashKv(revision: number, signal?: AbortSignal): Promise<HashKvAnswer> {
+    this.checkLive(signal);
+    return computeHashKv(this.machine, revision, this.clock, signal);
+  }
+
+  backupSnapshot(): BackupSnapshot {
+    return {
+      data: this.sm.snapshot(),
+      revision: this.machine.revision,
+      appliedIndex: this.machine.appliedIndex,
+    };
+  }
+
+  // ---- Corruption checks (corruption-check.ts) ----
+
+  /**
+   * etcd's --experimental-initial-corrupt-check: compare this member's hash with its peers'
+   * at its revision; rejects with DataInconsistencyError when one differs.
+   */
+  async initialCorruptionCheck(): Promise<void> {
+    // etcd's backend holds the applied state at start; here the log is applied again first, up
+    // to what this member knew to be committed when it stopped, so the hash is of that state.
+    // A hash at any revision compares as well (the peers hash at the same one); waiting only
+    // keeps the check from comparing a nearly empty store. So a wait that times out (no leader
+    // to confirm the commit index) goes on with what is applied.
+    const committed = this.committedAtStart;
+    await this.waiters
+      .untilApplied(
+        this.replica.raft.log.applied,
+        committed,
+        this.clock.nowMs() + this.cfg.requestTimeoutMs,
+        undefined,
+      )
+      .catch((e: unknown) => {
+        const known = etcdErrorOf(e);
+        if (known === null) throw e;
+        this.log.warn(
+          { applied: this.replica.raft.log.applied, committed, err: known.message },
+          'initial corruption check: the log is not applied as far as it was committed',
+        );
+      });
+    return checkInitialHashKv(this.corruptionDeps());
+  }
+
+  /** etcd's --experimental-corrupt-check-time: while leading, check every `intervalMs`. */
+  startCorruptionCheck(intervalMs: number): void {
+    this.cancelTimers.push(monitorKvHash(this.corruptionDeps(), intervalMs));
+  }
+
+  private corruptionDeps(): CorruptionCheckDeps {
+    return {
+      selfId: this.id,
+      machine: this.machine,
+      clock: this.clock,
+      log: this.log,
+      peers: () => {
+        const conf = this.replica.raft.conf();
+        return [...conf.voters, ...conf.learners].filter((id) => id !== this.id);
+      },
+      askPeer: (peer, revision) => this.askPeerHash(peer, revision),
+      readBarrier: () => this.readBarrier(),
+      isLeader: () => this.isLeader && !this.stopped,
+      raiseCorrupt: async (memberId) => {
+        const cmd: Command = {
+          type: 'alarm',
+          action: 'ACTIVATE',
+          member: { memberId, alarm: 'CORRUPT' },
+        };
+        const r = await this.propose(cmd);
+        if (r.type === 'error') throw new RequestError(r.error);
+        this.log.warn({ member: memberId.toString(16), alarm: 'CORRUPT' }, 'alarm raised');
+      },
+    };
+  }
+
+  /** A peer's hash at `revision` over the peer channel, or why there is none. */
+  private async askPeerHash(peer: NodeId, revision: number): Promise<PeerHash> {
+    const timeoutMs = this.cfg.requestTimeoutMs;
+    // A follower hears nothing from the other followers, so their clocks may be unknown here:
+    // then the request goes with no deadline of theirs (a late hash harms nobody; our own
+    // timeout bounds the wait).
+    const deadline =
+      deadlineOnPeer(this.peers, peer, this.clock.nowMs() + timeoutMs) ?? Number.MAX_SAFE_INTEGER;
+    const a = await this.forwarder.request(peer, { op: 'hashKV', revision }, deadline, timeoutMs);
+    if (a.kind !== 'done') return { ok: false, error: a.error };
+    if (!isHashKvAnswer(a.value)) return { ok: false, error: ERR_PEER_MALFORMED };
+    return { ok: true, answer: a.value };
+  }
+
+  /** A peer's hash request (`hashKV`): any member answers from its own applied state. */
+  private async serveHashKv(revision: number, deadlineMs: number): Promise<ForwardAnswer> {
+    if (this.stopped) return refused(ERR_STOPPED);
+    if (this.clock.nowMs() >= deadlineMs) return refused(ERR_TIMEOUT);
+    try {
+      const value = await computeHashKv(this.machine, revision, this.clock);
+      return { kind: 'done', value, index: this.replica.raft.log.applied };
+    } catch (e) {
+      const known = etcdErrorOf(e);
+      if (known === null) throw e;
+      return refused(known);
+    }
+  }
+
   // ---- Lifecycle ----
 
   /** Stop taking part and answer everything waiting (`server stopped`). The disk stays as it is. */
@@ -477,6 +592,8 @@ export class Member implements KvBackend {
     if (this.replica.raft.role !== 'leader') return refused(ERR_NOT_LEADER);
     const applied = (): number => this.replica.raft.log.applied;
     switch (op.op) {
+      case 'hashKV':
+        return this.serveHashKv(op.revision, deadlineMs);
       case 'memberAdd':
       case 'memberRemove':
         try {
@@ -544,6 +661,7 @@ export class Member implements KvBackend {
 
   /** A request from a peer that must not start once our clock reads `deadlineMs`. */
   private serveForwarded(op: ForwardOp, deadlineMs: number): Promise<ForwardAnswer> {
+    if (op.op === 'hashKV') return this.serveHashKv(op.revision, deadlineMs);
     const now = this.clock.nowMs();
     const own = now + this.cfg.requestTimeoutMs;
     // The planted bug: the leader keeps its own deadline only, as if the asker waited forever.
@@ -648,6 +766,9 @@ export class Member implements KvBackend {
     return this.replica.raft.log.applied;
   }
 }
+
+/** A peer answered a hash request with something else. */
+const ERR_PEER_MALFORMED: EtcdError = { code: 'Unknown', message: 'tenure: malformed hash answer' };
 
 /** Commands whose `nowMs` the leader stamps: they need its lease clock in force. */
 function usesLeaseClock(op: ProposeOp): boolean {

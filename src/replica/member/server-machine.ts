@@ -119,6 +119,42 @@ const SERVER_SNAPSHOT_FORMAT = 2;
 /** Bytes of a snapshot's header besides the member table. */
 const SERVER_SNAPSHOT_HEADER_BYTES = 5;
 
+/** A server snapshot of this member table and key-space snapshot (EtcdMachine.snapshot). */
+export function encodeServerSnapshot(
+  members: readonly MemberRecord[],
+  etcd: Uint8Array,
+): Uint8Array {
+  const table = encodeTagged(members);
+  const w = new ByteWriter(SERVER_SNAPSHOT_HEADER_BYTES + table.length + etcd.length);
+  w.u8(SERVER_SNAPSHOT_FORMAT);
+  w.bytes(table);
+  w.raw(etcd);
+  return w.done();
+}
+
+/**
+ * A server snapshot's member table, and its key-space part as a view (not a copy); throws
+ * SnapshotDecodeError when the layout or the table is wrong (the key space is not decoded).
+ */
+export function splitServerSnapshot(data: Uint8Array): {
+  readonly members: MemberRecord[];
+  readonly etcd: Uint8Array;
+} {
+  try {
+    const r = new ByteReader(data);
+    const format = r.u8();
+    if (format !== SERVER_SNAPSHOT_FORMAT)
+      throw new SnapshotDecodeError(`server snapshot: unknown format ${format}`);
+    const decoded: unknown = decodeTagged(r.bytes());
+    if (!Array.isArray(decoded) || !decoded.every(isMemberRecord))
+      throw new SnapshotDecodeError('server snapshot: a member table of the wrong shape');
+    return { members: decoded, etcd: r.rest() };
+  } catch (e) {
+    if (e instanceof SnapshotDecodeError) throw e;
+    throw new SnapshotDecodeError(`server snapshot: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 export class ServerMachine implements StateMachine<ServerResult> {
   readonly etcd: EtcdMachine;
   private members = new Map<string, MemberRecord>();
@@ -177,36 +213,13 @@ export class ServerMachine implements StateMachine<ServerResult> {
   }
 
   snapshot(): Uint8Array {
-    const members = encodeTagged([...this.members.values()]);
-    const etcd = this.etcd.snapshot();
-    const w = new ByteWriter(SERVER_SNAPSHOT_HEADER_BYTES + members.length + etcd.length);
-    w.u8(SERVER_SNAPSHOT_FORMAT);
-    w.bytes(members);
-    w.raw(etcd);
-    return w.done();
+    return encodeServerSnapshot([...this.members.values()], this.etcd.snapshot());
   }
 
   /** Restore from a snapshot; SnapshotDecodeError, and nothing changed, when it is malformed. */
   restore(data: Uint8Array): void {
-    let members: MemberRecord[];
-    let etcdPart: Uint8Array;
-    try {
-      const r = new ByteReader(data);
-      const format = r.u8();
-      if (format !== SERVER_SNAPSHOT_FORMAT)
-        throw new SnapshotDecodeError(`server snapshot: unknown format ${format}`);
-      const decoded: unknown = decodeTagged(r.bytes());
-      if (!Array.isArray(decoded) || !decoded.every(isMemberRecord))
-        throw new SnapshotDecodeError('server snapshot: a member table of the wrong shape');
-      members = decoded;
-      etcdPart = r.rest();
-    } catch (e) {
-      if (e instanceof SnapshotDecodeError) throw e;
-      throw new SnapshotDecodeError(
-        `server snapshot: ${e instanceof Error ? e.message : String(e)}`,
-      );
-    }
-    this.etcd.restore(etcdPart);
+    const { members, etcd } = splitServerSnapshot(data);
+    this.etcd.restore(etcd);
     this.members = new Map(members.map((m) => [m.id, m]));
     this.onMembersChanged?.();
   }

@@ -11,7 +11,14 @@ import type {
   LeaseTimeToLiveResponse,
 } from '../../core/state/kv-types.js';
 import type { LogIndex } from '../../core/base/units.js';
-import type { KvBackend, MemberInfo, NodeStatus } from '../../replica/member/backend.js';
+import type {
+  BackupSnapshot,
+  KvBackend,
+  MemberInfo,
+  NodeStatus,
+} from '../../replica/member/backend.js';
+import { computeHashKv, type HashKvAnswer } from '../../replica/member/hash-kv.js';
+import { encodeServerSnapshot } from '../../replica/member/server-machine.js';
 import { ApiError } from './status.js';
 import type { Clock } from '../../replica/io.js';
 import { monotonicClock } from '../clock.js';
@@ -129,5 +136,18 @@ export class MemoryBackend implements KvBackend {
 
   onLeaderChange(): () => void {
     return () => {};
+  }
+
+  hashKv(revision: number, signal?: AbortSignal): Promise<HashKvAnswer> {
+    return computeHashKv(this.machine, revision, this.clock, signal);
+  }
+
+  /** The key space with an empty member table, in a server snapshot's layout. */
+  backupSnapshot(): BackupSnapshot {
+    return {
+      data: encodeServerSnapshot([], this.machine.snapshot()),
+      revision: this.machine.revision,
+      appliedIndex: this.machine.appliedIndex,
+    };
   }
 }
