@@ -71,6 +71,15 @@ export function registerStart(program: Command): void {
     .option('--auth-token <type>', "token type: 'simple' (etcd's default)", 'simple')
     .option('--auth-token-ttl <seconds>', 'a simple token unused this long expires', '300')
     .option('--bcrypt-cost <n>', 'bcrypt cost of stored password hashes (4..31)', '10')
+    .option(
+      '--experimental-initial-corrupt-check',
+      "compare the key space's hash with the peers' before serving; refuse to start if one differs",
+    )
+    .option(
+      '--experimental-corrupt-check-time <duration>',
+      "while leading, compare members' hashes this often (e.g. 1m); CORRUPT alarm on a mismatch",
+      '0s',
+    )
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .option(
       '--log-format <format>',

@@ -57,6 +57,10 @@ export interface StartOptions extends Pick<
    * https:// ones are served with the client TLS files.
    */
   readonly listenMetricsUrls?: readonly string[];
+  /** `--experimental-initial-corrupt-check`: compare hashes with the peers before serving. */
+  readonly initialCorruptCheck?: boolean;
+  /** `--experimental-corrupt-check-time`, in ms; 0 (etcd's default) checks never. */
+  readonly corruptCheckIntervalMs?: number;
 }
 
 /** The flags as commander hands them over: strings, possibly missing. */
@@ -99,6 +103,8 @@ export interface StartFlags {
   readonly maxConnectionUnsentBytes?: string;
   readonly maxWatchQueueBytes?: string;
   readonly listenMetricsUrls?: string;
+  readonly experimentalInitialCorruptCheck?: boolean;
+  readonly experimentalCorruptCheckTime?: string;
 }
 
 /** The client API's per-client limits that have a flag (api-config.ts says what each does). */
@@ -324,6 +330,15 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     ...resolveAuthFlags(f),
     clientLimits: resolveClientLimits(f),
     ...resolveMetricsUrls(f, clientTls !== undefined || f.autoTls === true),
+    ...(f.experimentalInitialCorruptCheck === true ? { initialCorruptCheck: true } : {}),
+    ...(f.experimentalCorruptCheckTime === undefined
+      ? {}
+      : {
+          corruptCheckIntervalMs: goDurationMs(
+            '--experimental-corrupt-check-time',
+            f.experimentalCorruptCheckTime,
+          ),
+        }),
   };
 }
 
@@ -341,6 +356,23 @@ function resolveMetricsUrls(
         'https:// --listen-client-urls with --cert-file and --key-file (or --auto-tls)',
     );
   return { listenMetricsUrls: urls };
+}
+
+const DURATION_UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+
+/** A Go duration as etcd's flags take them ("30s", "1m30s", "500ms", "0s"), in ms. */
+export function goDurationMs(flag: string, value: string): number {
+  const text = value.trim();
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text)
+    throw new ConfigError(`${flag}: '${value}' is not a duration (e.g. 30s, 5m, 1m30s)`);
+  return parts.reduce((ms, p) => ms + Number(p[1]) * (DURATION_UNIT_MS[p[2] as string] ?? 0), 0);
 }
 
 /** etcd's bcrypt bounds (golang.org/x/crypto/bcrypt MinCost, MaxCost) and default. */

@@ -1,5 +1,8 @@
 // A whole member: the node (Raft, disk, peers) and the client API on its client URLs, with one
 // stop for both. What `tenure start` runs, and what in-process tests can run too.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { WAL_FILE } from '../replica/wal.js';
 import type { StartOptions } from './config.js';
 import { EtcdNode, NODE_DEFAULTS, urlAddress, type NodeLogger } from './node.js';
 import { startClientApi } from './api/client-listener.js';
@@ -19,6 +22,8 @@ export interface RunningMember {
 export async function serveMember(options: StartOptions, log: NodeLogger): Promise<RunningMember> {
   // --auto-tls, --peer-auto-tls: the certificates go in the data dir, made or reused.
   const opts = await withAutoTls(options, log);
+  // etcd checks only a member that had data before this start (embed/etcd.go StartEtcd).
+  const hadData = existsSync(join(opts.dataDir, WAL_FILE));
   // The node creates the data dir.
   const node = await EtcdNode.start({
     name: opts.name,
@@ -38,6 +43,8 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
   });
   let api: Awaited<ReturnType<typeof startClientApi>>;
   try {
+    // etcd checks only a member that had data before this start (embed/etcd.go StartEtcd).
+    if (opts.initialCorruptCheck === true && hadData) await node.member.initialCorruptionCheck();
     api = await startClientApi({
       backend: node.member,
       urls: opts.listenClientUrls,
@@ -74,6 +81,8 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
       throw e;
     }
   }
+  if ((opts.corruptCheckIntervalMs ?? 0) > 0)
+    node.member.startCorruptionCheck(opts.corruptCheckIntervalMs as number);
   let stopping: Promise<void> | undefined;
   return {
     node,

@@ -90,19 +90,13 @@ test('the snapshot handler waits for the transport when it says so', async () =>
   let open: () => void = () => undefined;
   const waiting: Promise<void>[] = [];
   const controller = new AbortController();
-  const done = handler(
-    {},
-    { signal: controller.signal, metadata: new Map() },
-    () => {
-      sent++;
-      return false; // "enough queued": the handler must wait for writable() each time
-    },
-    () => {
-      const p = new Promise<void>((resolve) => (open = resolve));
-      waiting.push(p);
-      return p;
-    },
-  );
+  const done = handler({}, { signal: controller.signal, metadata: new Map() }, () => {
+    sent++;
+    // "enough queued": the handler must wait until the transport resolves each send
+    const p = new Promise<void>((resolve) => (open = resolve));
+    waiting.push(p);
+    return p;
+  });
   await new Promise((r) => setImmediate(r));
   assert.equal(sent, 1, 'one chunk, then a wait');
   open();

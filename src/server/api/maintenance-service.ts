@@ -74,8 +74,7 @@ async function alarm(backend: KvBackend, req: unknown, call: CallInfo): Promise<
 async function streamSnapshot(
   backend: KvBackend,
   call: CallInfo,
-  send: (resp: object) => boolean,
-  writable: () => Promise<void>,
+  send: (resp: object) => Promise<void>,
 ): Promise<void> {
   if (authOn(backend)) await requireMaintenanceAdmin(backend, call);
   const snap = backend.backupSnapshot();
@@ -98,10 +97,11 @@ async function streamSnapshot(
       blob: Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength),
     };
     first = false;
-    if (!send(resp)) await writable();
+    // Resolves once the transport can take more: the store waits here, not in memory twice.
+    await send(resp);
   }
   if (call.signal.aborted) return;
-  send({ remaining_bytes: '0', blob: digest.digest() });
+  await send({ remaining_bytes: '0', blob: digest.digest() });
 }
 
 export function maintenanceHandlers(backend: KvBackend): ApiService {
@@ -156,8 +156,7 @@ export function maintenanceHandlers(backend: KvBackend): ApiService {
       [`${MAINTENANCE}/Downgrade`]: notOffered('Downgrade'),
     },
     serverStream: {
-      [`${MAINTENANCE}/Snapshot`]: (_req, call, send, writable) =>
-        streamSnapshot(backend, call, send, writable),
+      [`${MAINTENANCE}/Snapshot`]: (_req, call, send) => streamSnapshot(backend, call, send),
     },
     bidi: {},
   };
