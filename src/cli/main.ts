@@ -14,6 +14,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Registrar>>> = {
   bench: async () => (await import('./bench.js')).registerBench,
   demo: async () => (await import('./demo.js')).registerDemo,
   chaos: async () => (await import('./chaos.js')).registerChaos,
+  snapshot: async () => (await import('./snapshot.js')).registerSnapshot,
 };
 
 const program = new Command();

@@ -65,9 +65,9 @@ export function urlAddress(url: string): PeerAddress {
 }
 
 /** The file in the data dir that records which cluster the member belongs to. */
-const CLUSTER_ID_FILE = 'cluster-id';
+export const CLUSTER_ID_FILE = 'cluster-id';
 /** The member ID the data dir was created for; a restart that derives another is refused. */
-const MEMBER_ID_FILE = 'member-id';
+export const MEMBER_ID_FILE = 'member-id';
 /** A fresh seed per run of the process, below 2^47 (exact in a float64). */
 const RUN_SEED_MAX = 2 ** 47;
 /** The process exit code of a member whose disk failed (fail-stop; sysexits' EX_SOFTWARE). */
