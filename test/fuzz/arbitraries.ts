@@ -282,6 +282,11 @@ const forwardOpArb: fc.Arbitrary<ForwardOp> = fc.oneof(
     isLearner: fc.boolean(),
   }).map(({ peerUrls, isLearner }): ForwardOp => ({ op: 'memberAdd', peerUrls, isLearner })),
   fc.bigInt({ min: 1n, max: 2n ** 48n }).map((id): ForwardOp => ({ op: 'memberRemove', id })),
+  record({
+    id: fc.bigInt({ min: 1n, max: 2n ** 48n }),
+    peerUrls: fc.array(urlArb, { minLength: 1, maxLength: 2 }),
+  }).map(({ id, peerUrls }): ForwardOp => ({ op: 'memberUpdate', id, peerUrls })),
+  fc.bigInt({ min: 1n, max: 2n ** 48n }).map((id): ForwardOp => ({ op: 'memberPromote', id })),
 );
 
 const forwardAnswerArb: fc.Arbitrary<ForwardAnswer> = fc.oneof(

@@ -306,8 +306,13 @@ test('forward frames: mutated and arbitrary bytes decode or FrameDecodeError', (
           assert.equal(typeof body.keys, 'boolean');
           assert.equal(typeof body.id, 'bigint');
           break;
+        case 'memberUpdate':
+          assert.equal(typeof body.id, 'bigint');
+          assert.ok(body.peerUrls.every((u) => typeof u === 'string'));
+          break;
         case 'keepAlive':
         case 'memberRemove':
+        case 'memberPromote':
           assert.equal(typeof body.id, 'bigint');
           break;
       }

@@ -424,6 +424,11 @@ export class Raft {
     return true;
   }
 
+  /** The voter this leader is handing leadership to (§3.10), or NONE when it is not. */
+  get transferee(): NodeId {
+    return this.leadTransferee;
+  }
+
   /** Hand leadership to `to` (§3.10): bring its log up to date, then tell it to campaign now. */
   transferLeader(to: NodeId): boolean {
     if (this.role !== 'leader' || to === this.id || !isVoter(this.conf(), to)) return false;

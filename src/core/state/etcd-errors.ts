@@ -78,6 +78,26 @@ export const ERR_DEADLINE_EXCEEDED = err(
 );
 export const ERR_PEER_URL_EXIST = err('FailedPrecondition', 'etcdserver: Peer URLs already exists');
 export const ERR_MEMBER_NOT_FOUND = err('NotFound', 'etcdserver: member not found');
+export const ERR_MEMBER_NOT_LEARNER = err(
+  'FailedPrecondition',
+  'etcdserver: can only promote a learner member',
+);
+export const ERR_LEARNER_NOT_READY = err(
+  'FailedPrecondition',
+  'etcdserver: can only promote a learner member which is in sync with leader',
+);
+export const ERR_BAD_LEADER_TRANSFEREE = err(
+  'FailedPrecondition',
+  'etcdserver: bad leader transferee',
+);
+/**
+ * etcd's ErrTimeoutLeaderTransfer (etcdserver/errors.go), which 3.4's togRPCError does not map
+ * (v3rpc/util.go): it reaches clients with code Unknown.
+ */
+export const ERR_TIMEOUT_LEADER_TRANSFER = err(
+  'Unknown',
+  'etcdserver: request timed out, leader transfer took too long',
+);
 export const ERR_WATCH_CANCELED = err('Canceled', 'etcdserver: watch canceled');
 /**
  * The Election service's plain Go errors (client/v3/concurrency/election.go) reach clients with

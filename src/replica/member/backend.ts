@@ -98,6 +98,12 @@ export interface KvBackend {
     signal?: AbortSignal,
   ): Promise<MemberInfo>;
   memberRemove(id: bigint, signal?: AbortSignal): Promise<void>;
+  /** New peer URLs for member `id` (etcd's MemberUpdate). */
+  memberUpdate(id: bigint, peerUrls: readonly string[], signal?: AbortSignal): Promise<void>;
+  /** Learner `id` becomes a voter, once it is in sync with the leader (etcd's MemberPromote). */
+  memberPromote(id: bigint, signal?: AbortSignal): Promise<void>;
+  /** On the leader only: make voter `target` the leader (etcd's Maintenance.MoveLeader). */
+  moveLeader(target: bigint, signal?: AbortSignal): Promise<void>;
   /** Called when this node's view of the leader changes (to end `hasleader` streams). */
   onLeaderChange(listener: (leader: bigint) => void): () => void;
   /**

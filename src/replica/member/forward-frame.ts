@@ -23,7 +23,9 @@ export type ForwardOp =
   | { readonly op: 'keepAlive'; readonly id: LeaseId }
   | { readonly op: 'memberAdd'; readonly peerUrls: readonly string[]; readonly isLearner: boolean }
   | { readonly op: 'memberRemove'; readonly id: bigint }
-  | { readonly op: 'hashKV'; readonly revision: number };
+  | { readonly op: 'hashKV'; readonly revision: number }
+  | { readonly op: 'memberUpdate'; readonly id: bigint; readonly peerUrls: readonly string[] }
+  | { readonly op: 'memberPromote'; readonly id: bigint };
 
 /**
  * A request's outcome as the leader (or the asker, when no answer came) knows it:
@@ -59,6 +61,8 @@ const OPS = [
   'memberAdd',
   'memberRemove',
   'hashKV',
+  'memberUpdate',
+  'memberPromote',
 ] as const;
 const ANSWERS = ['done', 'refused', 'unknown'] as const;
 
@@ -96,10 +100,15 @@ export function encodeFrame(f: Frame): Uint8Array {
         w.bytes(encodeTagged({ peerUrls: b.peerUrls, isLearner: b.isLearner }));
         break;
       case 'memberRemove':
+      case 'memberPromote':
         w.bytes(text.encode(b.id.toString()));
         break;
       case 'hashKV':
         w.f64(b.revision);
+        break;
+      case 'memberUpdate':
+        w.bytes(text.encode(b.id.toString()));
+        w.bytes(encodeTagged({ peerUrls: b.peerUrls }));
         break;
     }
     return w.done();
@@ -220,12 +229,19 @@ function decodeOp(op: (typeof OPS)[number] | undefined, r: ByteReader): ForwardO
       return { op, peerUrls: v.peerUrls, isLearner: v.isLearner };
     }
     case 'memberRemove':
+    case 'memberPromote':
       return { op, id: decimalId(r) };
     case 'hashKV': {
       const revision = r.f64();
       if (!Number.isSafeInteger(revision) || revision < 0)
         throw new FrameDecodeError(`bad hash revision ${revision}`);
       return { op, revision };
+    }
+    case 'memberUpdate': {
+      const id = decimalId(r);
+      const v: unknown = decodeTagged(r.bytes());
+      if (!isPeerUrls(v)) throw new FrameDecodeError('forwarded member update is malformed');
+      return { op, id, peerUrls: v.peerUrls };
     }
     default:
       throw new FrameDecodeError('unknown forwarded operation');
@@ -240,6 +256,12 @@ function isMemberAdd(v: unknown): v is { peerUrls: string[]; isLearner: boolean 
     peerUrls.every((u) => typeof u === 'string') &&
     typeof isLearner === 'boolean'
   );
+}
+
+function isPeerUrls(v: unknown): v is { peerUrls: string[] } {
+  if (typeof v !== 'object' || v === null) return false;
+  const { peerUrls } = v as { peerUrls?: unknown };
+  return Array.isArray(peerUrls) && peerUrls.every((u) => typeof u === 'string');
 }
 
 /** For logs and tests: a frame's kind, ID and operation in one line. */

@@ -120,7 +120,7 @@ export class LeaderRouting {
             Math.max(1, deadlineMs - d.clock.nowMs()),
             signal,
           );
-          if (a.kind === 'done' && (op.op === 'propose' || op.op === 'member'))
+          if (a.kind === 'done' && changesState(op))
             await d.waiters.untilApplied(d.replica().raft.log.applied, a.index, deadlineMs, signal);
         }
       } catch (e) {
@@ -146,4 +146,12 @@ export class LeaderRouting {
       }
     }
   }
+}
+
+/**
+ * Operations that change the replicated state: a follower answers them once it has applied what
+ * the leader did, so that what it shows next (a read, MemberList) includes it.
+ */
+function changesState(op: ForwardOp): boolean {
+  return op.op !== 'timeToLive' && op.op !== 'keepAlive';
 }

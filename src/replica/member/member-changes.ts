@@ -1,10 +1,13 @@
-// Member changes on the leader (etcd's MemberAdd and MemberRemove), and each member's publication
-// of its own name and client URLs. Single-server changes (Raft thesis §4.1): the member record goes
-// into the log first, then the configuration change; a new member learns the configuration from a
-// snapshot, never by replaying a log whose first configuration is the implicit bootstrap one.
+// Member changes on the leader (etcd's MemberAdd, MemberRemove, MemberUpdate and MemberPromote),
+// and each member's publication of its own name and client URLs. Single-server changes (Raft
+// thesis §4.1): the member record goes into the log first, then the configuration change; a new
+// member learns the configuration from a snapshot, never by replaying a log whose first
+// configuration is the implicit bootstrap one.
 import type { NodeId } from '../../core/base/units.js';
 import {
+  ERR_LEARNER_NOT_READY,
   ERR_MEMBER_NOT_FOUND,
+  ERR_MEMBER_NOT_LEARNER,
   ERR_NOT_LEADER,
   ERR_PEER_URL_EXIST,
   ERR_TIMEOUT,
@@ -26,7 +29,15 @@ export interface MemberChangesDeps {
   /** Put a member command in the log through the leader; resolves once applied here. */
   readonly proposeMember: (cmd: MemberCommand, signal?: AbortSignal) => Promise<unknown>;
   readonly checkLive: (signal: AbortSignal | undefined) => void;
+  /** The peer URLs --initial-cluster gave a bootstrap member, for one not in the table yet. */
+  readonly initialPeerUrls: (id: NodeId) => readonly string[];
 }
+
+/**
+ * A learner is promoted only once its log matches at least this fraction of the leader's (etcd's
+ * readyPercent, server/etcdserver/server.go isLearnerReady).
+ */
+export const LEARNER_READY_FRACTION = 0.9;
 
 export class MemberChanges {
   private published = false;
@@ -71,6 +82,65 @@ export class MemberChanges {
     await this.changeConf({ type: 'removeNode', nodeId: nid }, signal, untilMs);
   }
 
+  /**
+   * On the leader: give member `id` new peer URLs (etcd's UpdateMember). Only the member table
+   * changes: the configuration is the same, and every member's transport dials the new address
+   * once the record is applied (node.ts). etcd checks the same two things first
+   * (membership/cluster.go ValidateConfigurationChange, ConfChangeUpdateNode).
+   */
+  async update(
+    id: bigint,
+    peerUrls: readonly string[],
+    known: ReadonlyMap<string, { readonly name: string; readonly clientUrls: readonly string[] }>,
+    signal?: AbortSignal,
+    untilMs = Infinity,
+  ): Promise<void> {
+    const conf = this.deps.replica().raft.conf();
+    const nid = Number(id) as NodeId;
+    if (!conf.voters.includes(nid) && !conf.learners.includes(nid))
+      throw new RequestError(ERR_MEMBER_NOT_FOUND);
+    const table = this.deps.sm.memberTable();
+    for (const m of [...conf.voters, ...conf.learners]) {
+      if (m === nid) continue;
+      const urls = table.get(String(m))?.peerUrls ?? this.deps.initialPeerUrls(m);
+      if (urls.some((u) => peerUrls.includes(u))) throw new RequestError(ERR_PEER_URL_EXIST);
+    }
+    // The rest of the record stays: a member that has not published yet keeps the name it was
+    // started with (MemberList shows it from --initial-cluster until then).
+    const mine = table.get(String(nid));
+    const shown = known.get(String(nid));
+    const record: MemberRecord = {
+      ...(mine ?? {
+        id: String(nid),
+        name: shown?.name ?? '',
+        clientUrls: shown?.clientUrls ?? [],
+      }),
+      peerUrls: [...peerUrls],
+    };
+    this.checkBefore(untilMs);
+    await this.deps.proposeMember({ type: 'memberSet', member: record }, signal);
+  }
+
+  /**
+   * On the leader: make learner `id` a voter (etcd's PromoteMember). Checked in etcd's order
+   * (server.go promoteMember, isLearnerReady, then ValidateConfigurationChange): first that a
+   * member the leader replicates to is in sync, which etcd asks of any member it has progress
+   * for, then that it is a member, then that it is a learner.
+   */
+  async promote(id: bigint, signal?: AbortSignal, untilMs = Infinity): Promise<void> {
+    const raft = this.deps.replica().raft;
+    if (raft.role !== 'leader') throw new RequestError(ERR_NOT_LEADER);
+    const nid = Number(id) as NodeId;
+    const leaderMatch = raft.log.lastIndex();
+    const match = nid === raft.id ? leaderMatch : raft.progressView().get(nid)?.match;
+    if (match !== undefined && match < leaderMatch * LEARNER_READY_FRACTION)
+      throw new RequestError(ERR_LEARNER_NOT_READY);
+    const conf = raft.conf();
+    if (conf.voters.includes(nid)) throw new RequestError(ERR_MEMBER_NOT_LEARNER);
+    if (!conf.learners.includes(nid)) throw new RequestError(ERR_MEMBER_NOT_FOUND);
+    await this.changeConf({ type: 'addVoter', nodeId: nid }, signal, untilMs);
+  }
+
   private checkBefore(untilMs: number): void {
     if (this.deps.nowMs() >= untilMs) throw new RequestError(ERR_TIMEOUT);
   }
@@ -83,8 +153,11 @@ export class MemberChanges {
     if (this.published) return;
     const mine = this.deps.sm.memberTable().get(want.id);
     this.published = true;
-    if (mine && JSON.stringify(mine) === JSON.stringify(want)) return;
-    this.deps.proposeMember({ type: 'memberSet', member: want }).catch((e: unknown) => {
+    // Like etcd's publish (server.go), only the attributes: the peer URLs in the table are the
+    // cluster's (MemberAdd, MemberUpdate), not whatever this member was started with.
+    const record: MemberRecord = mine === undefined ? want : { ...want, peerUrls: mine.peerUrls };
+    if (mine && JSON.stringify(mine) === JSON.stringify(record)) return;
+    this.deps.proposeMember({ type: 'memberSet', member: record }).catch((e: unknown) => {
       this.published = false;
       onError(e);
     });

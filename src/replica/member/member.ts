@@ -14,7 +14,9 @@ import type { EtcdError } from '../../core/state/etcd-errors.js';
 import {
   ERR_CANCELED,
   ERR_LEADER_CHANGED,
+  ERR_LEARNER_NOT_READY,
   ERR_MEMBER_NOT_FOUND,
+  ERR_MEMBER_NOT_LEARNER,
   ERR_NOT_LEADER,
   ERR_NO_LEADER,
   ERR_PEER_URL_EXIST,
@@ -44,6 +46,7 @@ import { SERVER_VERSION } from './backend.js';
 import type { ForwardAnswer, ForwardOp } from './forward-frame.js';
 import { Forwarder } from './forwarder.js';
 import { deadlineOnPeer, LeaderRouting } from './leader-routing.js';
+import { LeaderTransfer, type TransferResult } from './leader-transfer.js';
 import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
 import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
@@ -65,7 +68,12 @@ type ProposeOp = Extract<ForwardOp, { op: 'propose' | 'member' }>;
 const refused = (error: EtcdError): ForwardAnswer => ({ kind: 'refused', error });
 
 /** Errors of a member change that the leader gives before it proposes anything. */
-const MEMBER_CHANGE_REFUSALS: readonly EtcdError[] = [ERR_PEER_URL_EXIST, ERR_MEMBER_NOT_FOUND];
+const MEMBER_CHANGE_REFUSALS: readonly EtcdError[] = [
+  ERR_PEER_URL_EXIST,
+  ERR_MEMBER_NOT_FOUND,
+  ERR_MEMBER_NOT_LEARNER,
+  ERR_LEARNER_NOT_READY,
+];
 
 export class Member implements KvBackend {
   readonly memberId: bigint;
@@ -83,6 +91,7 @@ export class Member implements KvBackend {
   private readonly routing: LeaderRouting;
   private readonly leases: LeaseClock;
   private readonly changes: MemberChanges;
+  private readonly transfer: LeaderTransfer;
   private readonly leaderListeners = new Set<(leader: bigint) => void>();
   private readonly memberTableListeners = new Set<() => void>();
   private lastLeader: NodeId = NONE;
@@ -161,6 +170,16 @@ export class Member implements KvBackend {
       heartbeatMs: cfg.heartbeatMs,
       proposeMember: (cmd, signal) => this.proposeMember(cmd, signal),
       checkLive: (signal) => this.checkLive(signal),
+      initialPeerUrls: (id) => this.cfg.initialMembers.get(id)?.peerUrls ?? [],
+    });
+    this.transfer = new LeaderTransfer({
+      replica,
+      waiters: this.waiters,
+      clock: this.clock,
+      heartbeatMs: cfg.heartbeatMs,
+      electionMs: cfg.electionMs,
+      lastHeardMs: (id) => io.peers.heard(id)?.localMs,
+      log: this.log,
     });
     const tickMs = cfg.heartbeatMs;
     const outer = io.observer ?? {};
@@ -408,6 +427,34 @@ export class Member implements KvBackend {
     await this.routing.run({ op: 'memberRemove', id }, signal, 'safe');
   }
 
+  async memberUpdate(id: bigint, peerUrls: readonly string[], signal?: AbortSignal): Promise<void> {
+    await this.routing.run({ op: 'memberUpdate', id, peerUrls }, signal, 'safe');
+  }
+
+  async memberPromote(id: bigint, signal?: AbortSignal): Promise<void> {
+    await this.routing.run({ op: 'memberPromote', id }, signal, 'safe');
+  }
+
+  /**
+   * Make `target` the leader (etcd's MoveLeader). Only the leader does it, as in etcd, which
+   * answers a follower `not leader` (v3rpc/maintenance.go); etcdctl asks the leader itself.
+   */
+  async moveLeader(target: bigint, signal?: AbortSignal): Promise<void> {
+    this.checkLive(signal);
+    const untilMs = this.clock.nowMs() + this.cfg.requestTimeoutMs;
+    await this.transfer.move(Number(target) as NodeId, untilMs, signal);
+  }
+
+  /**
+   * Before stopping: a leader hands leadership to its most caught-up voter and waits up to an
+   * election timeout for it to lead (etcd's Stop, server.go TransferLeadership), so the cluster
+   * does not wait out an election timeout of its own. A follower returns at once.
+   */
+  handOffLeadership(): Promise<TransferResult | undefined> {
+    if (this.stopped) return Promise.resolve(undefined);
+    return this.transfer.handOff(this.clock.nowMs() + this.cfg.electionMs);
+  }
+
   onLeaderChange(listener: (leader: bigint) => void): () => void {
     this.leaderListeners.add(listener);
     return () => this.leaderListeners.delete(listener);
@@ -596,12 +643,11 @@ export class Member implements KvBackend {
         return this.serveHashKv(op.revision, deadlineMs);
       case 'memberAdd':
       case 'memberRemove':
+      case 'memberUpdate':
+      case 'memberPromote':
         try {
           // Every step starts before the asker's deadline, as a proposal does.
-          const value =
-            op.op === 'memberAdd'
-              ? await this.changes.add(op.peerUrls, op.isLearner, undefined, deadlineMs)
-              : (await this.changes.remove(op.id, undefined, deadlineMs), null);
+          const value = await this.changeMembers(op, deadlineMs);
           return { kind: 'done', value, index: applied() };
         } catch (e) {
           const known = etcdErrorOf(e);
@@ -643,6 +689,8 @@ export class Member implements KvBackend {
       case 'member': {
         if (usesLeaseClock(op) && !(await this.leaseClockReady(deadlineMs)))
           return refused(ERR_NOT_LEADER);
+        // Leadership is being handed on: nothing is proposed, and the asker tries the next leader.
+        if (this.transfer.holding) return refused(ERR_NOT_LEADER);
         // Never start what the asker has given up on: it has answered its client already.
         if (this.clock.nowMs() >= deadlineMs) return refused(ERR_TIMEOUT);
         const p = this.proposeLocal(op);
@@ -656,6 +704,28 @@ export class Member implements KvBackend {
         // Dropped: our leadership ended with the entry in our log; the next leader may commit it.
         return { kind: 'unknown', error: ERR_LEADER_CHANGED };
       }
+    }
+  }
+
+  /** A member change on the leader; its value is what the asker's caller gets. */
+  private async changeMembers(
+    op: Extract<ForwardOp, { op: 'memberAdd' | 'memberRemove' | 'memberUpdate' | 'memberPromote' }>,
+    deadlineMs: number,
+  ): Promise<MemberInfo | null> {
+    switch (op.op) {
+      case 'memberAdd':
+        return this.changes.add(op.peerUrls, op.isLearner, undefined, deadlineMs);
+      case 'memberRemove':
+        await this.changes.remove(op.id, undefined, deadlineMs);
+        return null;
+      case 'memberUpdate': {
+        const shown = new Map(this.members().map((m) => [m.id.toString(), m]));
+        await this.changes.update(op.id, op.peerUrls, shown, undefined, deadlineMs);
+        return null;
+      }
+      case 'memberPromote':
+        await this.changes.promote(op.id, undefined, deadlineMs);
+        return null;
     }
   }
 

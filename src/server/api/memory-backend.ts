@@ -4,7 +4,14 @@ import type { Command } from '../../core/state/command.js';
 import { encodeCommand } from '../../core/state/command.js';
 import type { EtcdResult } from '../../core/state/etcd-machine.js';
 import { EtcdMachine } from '../../core/state/etcd-machine.js';
-import { ERR_CANCELED, ERR_MEMBER_NOT_FOUND } from '../../core/state/etcd-errors.js';
+import {
+  ERR_BAD_LEADER_TRANSFEREE,
+  ERR_CANCELED,
+  ERR_MEMBER_NOT_FOUND,
+  ERR_MEMBER_NOT_LEARNER,
+  ERR_PEER_URL_EXIST,
+  ERR_TIMEOUT_LEADER_TRANSFER,
+} from '../../core/state/etcd-errors.js';
 import type {
   LeaseId,
   LeaseKeepAliveResponse,
@@ -38,7 +45,9 @@ export class MemoryBackend implements KvBackend {
   private index = 0;
   private readonly nowMs: () => number;
   private readonly clientUrls: readonly string[];
-  private readonly learners: MemberInfo[] = [];
+  /** Members added with memberAdd (voters or learners); none of them runs. */
+  private learners: MemberInfo[] = [];
+  private selfPeerUrls: readonly string[] = ['http://127.0.0.1:2380'];
 
   constructor(opts: MemoryBackendOptions = {}) {
     this.nowMs = opts.nowMs ?? (() => performance.now());
@@ -108,7 +117,7 @@ export class MemoryBackend implements KvBackend {
     const self: MemberInfo = {
       id: this.memberId,
       name: 'default',
-      peerUrls: ['http://127.0.0.1:2380'],
+      peerUrls: this.selfPeerUrls,
       clientUrls: this.clientUrls,
       isLearner: false,
     };
@@ -132,6 +141,34 @@ export class MemoryBackend implements KvBackend {
     if (i < 0) return Promise.reject(new ApiError(ERR_MEMBER_NOT_FOUND));
     this.learners.splice(i, 1);
     return Promise.resolve();
+  }
+
+  memberUpdate(id: bigint, peerUrls: readonly string[]): Promise<void> {
+    const all = this.members();
+    if (!all.some((m) => m.id === id)) return Promise.reject(new ApiError(ERR_MEMBER_NOT_FOUND));
+    const taken = all.some((m) => m.id !== id && m.peerUrls.some((u) => peerUrls.includes(u)));
+    if (taken) return Promise.reject(new ApiError(ERR_PEER_URL_EXIST));
+    if (id === this.memberId) this.selfPeerUrls = [...peerUrls];
+    else this.learners = this.learners.map((m) => (m.id === id ? { ...m, peerUrls } : m));
+    return Promise.resolve();
+  }
+
+  /** The added members never run, so they count as in sync: only the membership rules apply. */
+  memberPromote(id: bigint): Promise<void> {
+    const m = this.members().find((x) => x.id === id);
+    if (m === undefined) return Promise.reject(new ApiError(ERR_MEMBER_NOT_FOUND));
+    if (!m.isLearner) return Promise.reject(new ApiError(ERR_MEMBER_NOT_LEARNER));
+    this.learners = this.learners.map((x) => (x.id === id ? { ...x, isLearner: false } : x));
+    return Promise.resolve();
+  }
+
+  /** Only to itself: the added members never run, so a transfer to one never ends. */
+  moveLeader(target: bigint): Promise<void> {
+    if (target === this.memberId) return Promise.resolve();
+    const m = this.members().find((x) => x.id === target);
+    if (m === undefined || m.isLearner)
+      return Promise.reject(new ApiError(ERR_BAD_LEADER_TRANSFEREE));
+    return Promise.reject(new ApiError(ERR_TIMEOUT_LEADER_TRANSFER));
   }
 
   onLeaderChange(): () => void {
