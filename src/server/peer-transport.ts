@@ -620,9 +620,17 @@ export class PeerTransport implements Transport {
     out.send(b);
   }
 
-  /** A member added at run time (MemberAdd); a known one keeps its connection. */
+  /**
+   * A member added at run time (MemberAdd). A known one keeps its connection, unless `addr` is
+   * not where we reach it (MemberUpdate gave it new peer URLs): then the old connection, and what
+   * was queued on it, goes (Raft sends again what matters), and we dial the new address.
+   */
   addPeer(id: NodeId, addr: PeerAddress): void {
-    if (id === this.opts.self || this.outbound.has(id)) return;
+    if (id === this.opts.self) return;
+    const known = this.addresses.get(id);
+    if (known !== undefined && known.host === addr.host && known.port === addr.port) return;
+    if (known !== undefined) this.removePeer(id);
+    else if (this.outbound.has(id)) return;
     this.addresses.set(id, addr);
     this.outbound.set(
       id,
