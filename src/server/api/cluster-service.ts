@@ -1,11 +1,11 @@
-// etcdserverpb.Cluster (etcd server/etcdserver/api/v3rpc/member.go). MemberList, MemberAdd and
-// MemberRemove go to the node; MemberUpdate and MemberPromote are not offered yet. etcd's Cluster
-// headers carry no revision.
+// etcdserverpb.Cluster (etcd server/etcdserver/api/v3rpc/member.go): every call goes to the node,
+// and member changes need the root role while auth is on (etcd's
+// checkMembershipOperationPermission). etcd's Cluster headers carry no revision.
 import type { KvBackend, MemberInfo } from '../../replica/member/backend.js';
 import type { ApiService } from './convert.js';
 import { asMessage, bigintField, boolField, repeatedField, toProtoHeader } from './convert.js';
 import { authOn, requireAdmin } from './auth-identity.js';
-import { ApiError, unimplemented } from './status.js';
+import { ApiError } from './status.js';
 
 const CLUSTER = '/etcdserverpb.Cluster';
 
@@ -53,10 +53,19 @@ export function clusterHandlers(backend: KvBackend): ApiService {
         await backend.memberRemove(bigintField(asMessage(req), 'ID'), call.signal);
         return { header: toProtoHeader(backend, 0), members: members() };
       },
-      [`${CLUSTER}/MemberUpdate`]: () =>
-        Promise.reject(new ApiError(unimplemented('MemberUpdate'))),
-      [`${CLUSTER}/MemberPromote`]: () =>
-        Promise.reject(new ApiError(unimplemented('MemberPromote'))),
+      [`${CLUSTER}/MemberUpdate`]: async (req, call) => {
+        if (authOn(backend)) await requireAdmin(backend, call);
+        const m = asMessage(req);
+        // etcd 3.4 takes the URLs as they come (v3rpc/member.go MemberUpdate parses none).
+        const peerUrls = stringList(repeatedField(m, 'peerURLs'), 'peerURLs');
+        await backend.memberUpdate(bigintField(m, 'ID'), peerUrls, call.signal);
+        return { header: toProtoHeader(backend, 0), members: members() };
+      },
+      [`${CLUSTER}/MemberPromote`]: async (req, call) => {
+        if (authOn(backend)) await requireAdmin(backend, call);
+        await backend.memberPromote(bigintField(asMessage(req), 'ID'), call.signal);
+        return { header: toProtoHeader(backend, 0), members: members() };
+      },
     },
     serverStream: {},
     bidi: {},

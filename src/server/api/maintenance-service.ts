@@ -6,8 +6,8 @@
 // the key space at a revision (mvcc.ts KvHashJob); Snapshot streams the member's state in
 // etcd's envelope (backup-file.ts). Defragment has nothing to do: the key space lives in memory
 // and its files are rewritten whole at each snapshot, so there is no free space inside them to
-// give back; it stays a cheap no-op behind etcd's admin check. MoveLeader and Downgrade are not
-// offered yet.
+// give back; it stays a cheap no-op behind etcd's admin check. MoveLeader hands leadership on
+// (move-leader.ts); Downgrade is not offered.
 import { createHash } from 'node:crypto';
 import type { AlarmMember, AlarmType } from '../../core/state/alarms.js';
 import { ALARM_TYPES } from '../../core/state/alarms.js';
@@ -18,6 +18,7 @@ import type { ApiService } from './convert.js';
 import { asMessage, bigintField, enumField, numberField, toProtoHeader } from './convert.js';
 import { ApiError, unimplemented } from './status.js';
 import { authOn, requireMaintenanceAdmin } from './auth-identity.js';
+import { moveLeaderHandler } from './move-leader.js';
 
 const MAINTENANCE = '/etcdserverpb.Maintenance';
 /** Blob bytes per SnapshotResponse: etcd's send buffer (maintenance.go, 32 KiB). */
@@ -152,7 +153,7 @@ export function maintenanceHandlers(backend: KvBackend): ApiService {
           compact_revision: String(a.compactRevision),
         };
       },
-      [`${MAINTENANCE}/MoveLeader`]: notOffered('MoveLeader'),
+      [`${MAINTENANCE}/MoveLeader`]: moveLeaderHandler(backend),
       [`${MAINTENANCE}/Downgrade`]: notOffered('Downgrade'),
     },
     serverStream: {
