@@ -1,5 +1,6 @@
 // `tenure start`: one member, configured with etcd's flags. Logs are JSON lines (pino) on stderr;
-// SIGTERM and SIGINT stop it gracefully (client connections drained, peers closed, data synced).
+// SIGTERM and SIGINT stop it gracefully (a leader hands on leadership first, as etcd's does;
+// then client calls drained, peers closed, data synced: serve.ts).
 import type { Command } from 'commander';
 import {
   CLIENT_LIMIT_FLAGS,

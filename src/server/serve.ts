@@ -16,6 +16,7 @@ export interface RunningMember {
   readonly clientUrls: readonly string[];
   /** --listen-metrics-urls actually bound, in order. */
   readonly metricsUrls: readonly string[];
+  /** Hand on leadership if this member leads, drain the client API, stop the node. */
   stop(): Promise<void>;
 }
 
@@ -98,6 +99,9 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
     }),
     stop: () => {
       stopping ??= (async () => {
+        // A leader hands on leadership first, while it still serves: the requests it holds
+        // meanwhile go to the next leader, and the cluster waits out no election timeout.
+        await node.member.handOffLeadership();
         await metricsListener?.close();
         await api.close();
         await node.stop();

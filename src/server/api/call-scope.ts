@@ -58,7 +58,10 @@ export function requiresLeader(metadata: ReadonlyMap<string, string>): boolean {
 }
 
 export class CallTracker {
-  private readonly live = new Set<AbortController>();
+  /** Calls in progress, each with whether it is a stream. */
+  private readonly live = new Map<AbortController, boolean>();
+  /** Woken whenever a unary call ends (drain). */
+  private unaryEnded: (() => void) | undefined;
 
   constructor(private readonly deps: CallScopeDeps) {}
 
@@ -73,7 +76,7 @@ export class CallTracker {
     const leaderRequired = requiresLeader(start.metadata);
     if (leaderRequired && !this.deps.backend.hasLeader()) throw new ApiError(ERR_NO_LEADER);
     const controller = new AbortController();
-    this.live.add(controller);
+    this.live.set(controller, start.stream);
     const unsubscribe =
       leaderRequired && start.stream
         ? this.deps.backend.onLeaderChange((leader) => {
@@ -99,13 +102,43 @@ export class CallTracker {
         ended = true;
         unsubscribe?.();
         this.live.delete(controller);
+        if (!start.stream) this.unaryEnded?.();
       },
     };
   }
 
   /** Abort every call in progress with `etcdserver: server stopped` (shutdown). */
   abortAll(): void {
-    for (const c of this.live) c.abort(ERR_STOPPED);
+    for (const c of [...this.live.keys()]) c.abort(ERR_STOPPED);
+  }
+
+  /**
+   * Abort the streams in progress (watches, keepalives, observers: they never end by
+   * themselves) with `etcdserver: server stopped`, and leave the unary calls to finish (drain).
+   */
+  abortStreams(): void {
+    for (const [c, stream] of [...this.live]) if (stream) c.abort(ERR_STOPPED);
+  }
+
+  /**
+   * Resolves once no unary call is in progress, or after `timeoutMs`. A write that a stopping
+   * member has taken is answered, not cut off with an unknown outcome (etcd's GracefulStop
+   * lets its RPCs finish the same way, embed/etcd.go Close).
+   */
+  unaryDrained(timeoutMs: number): Promise<void> {
+    const busy = (): boolean => [...this.live.values()].some((stream) => !stream);
+    if (!busy()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.unaryEnded = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.unaryEnded = () => {
+        if (!busy()) done();
+      };
+    });
   }
 
   /**

@@ -36,6 +36,8 @@ const HTTP2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 const FIRST_BYTES_TIMEOUT_MS = 10_000;
 /** Bytes an HTTP/2 client may send before its first request is complete. */
 const H2_OPENING_BYTES_MAX = 1024 * 1024;
+/** After the calls left at the end of the grace period are aborted, their answers get this long. */
+const ABORTED_CALLS_SETTLE_MS = 100;
 
 export interface ClientApiOptions {
   readonly backend: KvBackend;
@@ -256,15 +258,23 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     // net.Server.close() calls back only once every connection is gone, so it is awaited last.
     const unbound = Promise.all(listeners.map((s) => new Promise<void>((r) => s.close(() => r()))));
     gate.destroyIdle();
-    tracker.abortAll();
+    // Streams end now; unary calls in progress finish (GOAWAY sends new ones elsewhere), within
+    // the grace period, after which what is left is answered `server stopped`.
+    tracker.abortStreams();
     grpcServer.drain();
     httpServer.closeIdleConnections();
+    const graceEndMs = performance.now() + config.shutdownGraceMs;
+    await tracker.unaryDrained(config.shutdownGraceMs);
+    tracker.abortAll();
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
-        grpcServer.destroy();
-        httpServer.closeAllConnections();
-        resolve();
-      }, config.shutdownGraceMs);
+      const force = setTimeout(
+        () => {
+          grpcServer.destroy();
+          httpServer.closeAllConnections();
+          resolve();
+        },
+        Math.max(ABORTED_CALLS_SETTLE_MS, graceEndMs - performance.now()),
+      );
       let pending = 2;
       const one = (): void => {
         if (--pending > 0) return;
