@@ -107,7 +107,8 @@ const terminating = new Set<NodeJS.Signals>(['SIGKILL', 'SIGTERM', 'SIGINT', 'SI
 interface Member {
   readonly name: string;
   readonly clientUrl: string;
-  readonly peerUrl: string;
+  /** Where it listens for peers; a restart may move it (after MemberUpdate). */
+  peerUrl: string;
   readonly dataDir: string;
   readonly logFile: string;
   readonly file: string;
@@ -130,6 +131,8 @@ export class Cluster {
   /** The directory is ours (temporary) and goes at stop. */
   readonly #ownsDir: boolean;
   readonly #probeTls: ProbeTls | undefined;
+  /** What a member added later is started with: the cluster's command line and log mode. */
+  readonly #joiner: Joiner | undefined;
   #stopped = false;
 
   constructor(
@@ -138,7 +141,7 @@ export class Cluster {
     ownsDir: boolean,
     members: Member[],
     env: NodeJS.ProcessEnv,
-    options: { detached: boolean; tracked: boolean; probeTls?: ProbeTls },
+    options: { detached: boolean; tracked: boolean; probeTls?: ProbeTls; joiner?: Joiner },
   ) {
     this.kind = kind;
     this.dir = dir;
@@ -148,6 +151,7 @@ export class Cluster {
     this.#detached = options.detached;
     this.#tracked = options.tracked;
     this.#probeTls = options.probeTls;
+    this.#joiner = options.joiner;
     for (let i = 0; i < members.length; i++) this.#spawn(i);
   }
 
@@ -237,7 +241,7 @@ export class Cluster {
   async restart(
     i: number,
     env: Readonly<Record<string, string>> = {},
-    options: { readonly fresh?: boolean } = {},
+    options: { readonly fresh?: boolean; readonly peerUrl?: string } = {},
   ): Promise<void> {
     const m = this.#member(i);
     if (this.#stopped) throw new Error('cluster is stopped');
@@ -250,10 +254,58 @@ export class Cluster {
         a.startsWith('--initial-cluster-state=') ? '--initial-cluster-state=existing' : a,
       );
     }
+    const peerUrl = options.peerUrl;
+    if (peerUrl !== undefined) {
+      // The member's peer URLs were changed (MemberUpdate): it listens and advertises there. Its
+      // data dir holds its identity, so --initial-cluster is left as it was (etcd ignores it
+      // once the data dir exists).
+      m.args = m.args.map((a) =>
+        a.startsWith('--listen-peer-urls=') || a.startsWith('--initial-advertise-peer-urls=')
+          ? `${a.slice(0, a.indexOf('=') + 1)}${peerUrl}`
+          : a,
+      );
+      m.peerUrl = peerUrl;
+      m.log.note(`peer URL now ${peerUrl}`);
+    }
     const what = options.fresh === true ? 'restart fresh (data wiped, joining)' : 'restart';
     m.log.note(extra.length === 0 ? what : `${what} with ${extra.join(', ')} set`);
     m.down = false;
     this.#spawn(i, env);
+  }
+
+  /**
+   * Make room for a member that joins this cluster at run time: ports of its own, a data dir,
+   * and the command line of a member joining an existing cluster (`--initial-cluster-state
+   * =existing`, every member and it in `--initial-cluster`). It is not started: add it first
+   * (`etcdctl member add NAME --peer-urls=<peerUrls[i]>`, with `--learner` or not), then start
+   * it with restart(i). Returns its index.
+   */
+  async addMember(name: string): Promise<number> {
+    const j = this.#joiner;
+    if (j === undefined || this.#stopped) throw new Error('this cluster takes no new members');
+    if (this.#members.some((m) => m.name === name)) throw new Error(`a member is named ${name}`);
+    const [clientPort, peerPort] = await freePorts(2);
+    const spec = {
+      name,
+      clientUrl: `${j.clientScheme}://${j.host}:${clientPort}`,
+      peerUrl: `${j.peerScheme}://${j.host}:${peerPort}`,
+      dataDir: join(this.dir, name),
+      logFile: join(this.dir, `${name}.log`),
+    };
+    const initialCluster = [...this.#members, spec].map((m) => `${m.name}=${m.peerUrl}`).join(',');
+    const { file, args } = memberCommand(this.kind, spec, initialCluster, j.token, j.command);
+    this.#members.push({
+      ...spec,
+      file,
+      args: args.map((a) =>
+        a === '--initial-cluster-state=new' ? '--initial-cluster-state=existing' : a,
+      ),
+      log: memberLog(j.logs, spec.logFile),
+      child: undefined,
+      // Not running until restart(i): waitReady does not expect it.
+      down: true,
+    });
+    return this.#members.length - 1;
   }
 
   /**
@@ -340,6 +392,16 @@ export class Cluster {
   }
 }
 
+/** How members added later (Cluster.addMember) are started. */
+interface Joiner {
+  readonly token: string;
+  readonly command: MemberCommandOptions;
+  readonly logs: LogMode;
+  readonly host: string;
+  readonly clientScheme: string;
+  readonly peerScheme: string;
+}
+
 async function portsFor(options: ClusterOptions): Promise<{ client: number[]; peer: number[] }> {
   const fixed = options.ports;
   if (fixed === undefined) {
@@ -411,6 +473,14 @@ async function spawnOnce(options: ClusterOptions): Promise<Cluster> {
       detached: options.detached === true,
       tracked: options.tracked !== false,
       ...(options.tls?.probe === undefined ? {} : { probeTls: options.tls.probe }),
+      joiner: {
+        token,
+        command,
+        logs: options.logs ?? 'file',
+        host: host(options.size),
+        clientScheme,
+        peerScheme,
+      },
     },
   );
 }
