@@ -1,0 +1,4 @@
+// Leadership and membership changes through etcdctl 3.4 against a 3-member etcd cluster.
+import { leadershipSuite } from './leadership-suite.js';
+
+leadershipSuite('etcd');
