@@ -6,8 +6,8 @@
 // configuration and the data from the leader's snapshot (member-changes.ts). The calls go through
 // the JSON gateway (/v3/cluster/member/*), which etcd's gRPC gateway serves as well.
 //
-// The member is never the leader: tenure does not offer MoveLeader, and a leader removing itself
-// steps down only once the change is committed, which is a different step. A member added again
+// The member is never the leader: a leader removing itself steps down only once the change is
+// committed, which is a different step (moving leadership first would test MoveLeader instead). A member added again
 // gets a new ID (computed from its peer URLs alone, as MemberAdd does: member-id.ts), which
 // ctx.members.ids learns so that leaders are still named by index. Changes are single-server
 // (Raft thesis §4.1), so the remaining members keep a quorum throughout.
