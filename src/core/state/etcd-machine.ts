@@ -66,7 +66,7 @@ import {
   validateDeleteRange,
   validatePut,
 } from './kv-write.js';
-import { LEASE_ID_MAX, LEASE_ID_MIN, LeaseTable } from './lease-table.js';
+import { LEASE_ID_MAX, LEASE_ID_MIN, LeaseTable, type LeaseView } from './lease-table.js';
 import type { StateMachine } from './machine.js';
 import { MvccStore, type KvHashJob } from './mvcc.js';
 import { range } from './range-query.js';
@@ -435,6 +435,23 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
   /** For the leader: leases its clock says have expired, earliest first, to propose revokes. */
   expiredLeases(nowMs: number, max: number): LeaseId[] {
     return this.leases.expired(nowMs, max);
+  }
+
+  /** For observers (the dashboard): how many leases there are. */
+  get leaseCount(): number {
+    return this.leases.size;
+  }
+
+  /** For observers: every lease in grant order, live; read within one turn, never kept. */
+  leaseViews(): IterableIterator<LeaseView> {
+    return this.leases.views();
+  }
+
+  /** For observers: open watch hubs (streams and server-side waits) and their watchers. */
+  watchCounts(): { readonly hubs: number; readonly watchers: number } {
+    let watchers = 0;
+    for (const hub of this.hubs) watchers += hub.size;
+    return { hubs: this.hubs.size, watchers };
   }
 
   eventsBetween(span: KeySpan, fromRev: number, toRev: number): WatchEvent[] {

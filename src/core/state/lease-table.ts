@@ -20,6 +20,15 @@ export interface Lease {
   readonly keys: Set<ByteKey>;
 }
 
+/** A lease as an observer (the dashboard) reads it: live data, not to be kept or changed. */
+export interface LeaseView {
+  readonly id: LeaseId;
+  readonly ttlSeconds: number;
+  /** The deadline on the clock of the leader that stamped it (renewals are not in it). */
+  readonly expiryMs: number;
+  readonly keys: ReadonlySet<ByteKey>;
+}
+
 export interface LeaseData {
   readonly id: LeaseId;
   readonly ttlSeconds: number;
@@ -38,6 +47,11 @@ export class LeaseTable {
 
   get size(): number {
     return this.leases.size;
+  }
+
+  /** Every lease in grant order, for observers. */
+  views(): IterableIterator<LeaseView> {
+    return this.leases.values();
   }
 
   get(id: LeaseId): Lease | undefined {

@@ -216,6 +216,18 @@ export class LeaseClock {
     return { active, expiring, expired, unknown: 0 };
   }
 
+  /**
+   * For observers (the dashboard): the deadline of `id` on this leader's clock, counting its
+   * renewals, without confirming leadership; undefined unless this leader's refresh is in force
+   * (before it, deadlines are another process's clock readings) or for an unknown lease.
+   */
+  deadlineMs(id: LeaseId): number | undefined {
+    if (!this.ready) return undefined;
+    const info = this.deps.machine.leaseInfo(id);
+    if (info === undefined) return undefined;
+    return Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity);
+  }
+
   /** The remaining TTL by this leader's clock, counting its renewals (after a read barrier). */
   timeToLive(id: LeaseId, keys: boolean): LeaseTimeToLiveResponse {
     const now = this.deps.clock.nowMs();

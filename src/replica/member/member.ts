@@ -831,6 +831,16 @@ export class Member implements KvBackend {
     if (signal?.aborted) throw new RequestError(ERR_CANCELED);
   }
 
+  /**
+   * For observers (the dashboard): the ms left of lease `id` by this leader's clock, renewals
+   * counted, without a leadership check; undefined on a follower, on a leader whose lease clock
+   * is not yet in force, and for an unknown lease. TimeToLive is the checked answer.
+   */
+  leaseRemainingMs(id: LeaseId): number | undefined {
+    const deadline = this.leases.deadlineMs(id);
+    return deadline === undefined ? undefined : Math.max(0, deadline - this.clock.nowMs());
+  }
+
   /** For observers and tests: the applied index. */
   get appliedIndex(): LogIndex {
     return this.replica.raft.log.applied;
