@@ -27,6 +27,8 @@ import { MemberMetrics } from './metrics/member-metrics.js';
 import { MeteredDisk } from './metrics/metered-disk.js';
 import { PeerTransport, type PeerAddress, type PeerEvent } from './peer-transport.js';
 import type { PeerTls } from './peer-tls.js';
+import { MemberFeed } from './ui/member-feed.js';
+import type { ReplicaObserver } from '../replica/replica.js';
 
 export type { InitialMember };
 export type NodeLogger = MemberLog;
@@ -106,6 +108,8 @@ export class EtcdNode {
   readonly member!: Member;
   /** What /metrics serves for this member (src/server/metrics). */
   readonly metrics: MemberMetrics;
+  /** What the dashboard (/ui) records as it happens: leader changes, round trips, events. */
+  readonly feed: MemberFeed;
   private readonly id: NodeId;
   private readonly selfPeerUrls: readonly string[];
   private transport: PeerTransport | undefined;
@@ -129,6 +133,7 @@ export class EtcdNode {
     this.cid = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
     const clock = cfg.clock ?? monotonicClock;
     this.metrics = new MemberMetrics({ heartbeatMs: cfg.heartbeatMs, nowMs: () => clock.nowMs() });
+    this.feed = new MemberFeed({ clock, electionMs: cfg.electionMs });
   }
 
   /** Recover from the data directory, listen for peers and join the cluster. */
@@ -186,9 +191,15 @@ export class EtcdNode {
       ),
       peers,
       nowMs: () => clock.nowMs(),
-      onMessage: (m) => holder.member?.receiveMessage(m),
+      onMessage: (m) => {
+        this.feed.messageIn(m);
+        holder.member?.receiveMessage(m);
+      },
       onApp: (from, payload) => holder.member?.receiveFrame(from, payload),
-      onEvent: (e) => logPeerEvent(log, e),
+      onEvent: (e) => {
+        this.feed.peerEvent(e);
+        logPeerEvent(log, e);
+      },
       onRoundTrip: (peer, ms) => this.metrics.roundTrip(peer, ms),
       ...(cfg.peerTls === undefined ? {} : { tls: cfg.peerTls }),
     });
@@ -225,18 +236,19 @@ export class EtcdNode {
       },
       {
         clock,
-        transport: this.metrics.heartbeats.watch(transport),
+        transport: this.metrics.heartbeats.watch(this.feed.watchTransport(transport)),
         peers: transport.channel,
         disk: metered,
         log,
         // The member logged the entry's index and format already.
         fatal: () => process.exit(EXIT_LOG_FORMAT),
-        observer: this.metrics.observer(),
+        observer: bothObservers(this.metrics.observer(), this.feed.observer),
       },
     );
     holder.member = member;
     this.metrics.attach({ member, transport, disk: metered });
     (this as { member: Member }).member = member;
+    this.feed.attach(member, transport.channel);
     // Members added at run time become peers; the table recovered from the data dir too.
     const warned = new Set<string>();
     const syncPeers = (): void => {
@@ -281,6 +293,7 @@ export class EtcdNode {
   /** Stop taking part: answer what waits, then close the disk and the peer transport. */
   stop(): Promise<void> {
     this.stopping ??= (async () => {
+      this.feed.stop();
       this.member.stop();
       this.disk?.close();
       await this.transport?.close();
@@ -317,4 +330,18 @@ function logPeerEvent(log: NodeLogger, e: PeerEvent): void {
       },
       'peer TLS handshake failed',
     );
+}
+
+/** Both observers told of every event, `a` first (the metrics and the dashboard's feed). */
+function bothObservers(a: ReplicaObserver, b: ReplicaObserver): ReplicaObserver {
+  const out: Record<string, (...args: unknown[]) => void> = {};
+  for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+    const fa = (a as Record<string, ((...args: unknown[]) => void) | undefined>)[key];
+    const fb = (b as Record<string, ((...args: unknown[]) => void) | undefined>)[key];
+    out[key] = (...args: unknown[]): void => {
+      fa?.(...args);
+      fb?.(...args);
+    };
+  }
+  return out;
 }

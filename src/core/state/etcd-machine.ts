@@ -437,11 +437,6 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     return this.leases.expired(nowMs, max);
   }
 
-  /** For observers (the dashboard): how many leases there are. */
-  get leaseCount(): number {
-    return this.leases.size;
-  }
-
   /** For observers: every lease in grant order, live; read within one turn, never kept. */
   leaseViews(): IterableIterator<LeaseView> {
     return this.leases.views();
