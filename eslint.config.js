@@ -200,6 +200,28 @@ export default tseslint.config(
   layer('cli', LAYERS),
   coreBans,
   {
+    // The dashboard's page (ui/, served by src/server/ui/routes.ts): plain browser JavaScript
+    // with no types to check it against.
+    files: ['ui/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'window',
+          'document',
+          'fetch',
+          'EventSource',
+          'requestAnimationFrame',
+          'setTimeout',
+          'setInterval',
+          'clearTimeout',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     // Table tests beside the core use the test runner (node:test, node:assert); the modules they
     // test stay pure.
     files: ['src/core/**/*.test.ts'],

@@ -9,6 +9,7 @@ import { startClientApi } from './api/client-listener.js';
 import { startMetricsListener, type MetricsListener } from './metrics/metrics-listener.js';
 import { withAutoTls } from './auto-tls.js';
 import { peerTlsOptions } from './peer-tls.js';
+import { createDashboard } from './ui/routes.js';
 
 export interface RunningMember {
   readonly node: EtcdNode;
@@ -42,6 +43,13 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
     log,
     ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
   });
+  // The dashboard (/ui) on every client URL, beside the gateway.
+  const dashboard = createDashboard({
+    member: node.member,
+    feed: node.feed,
+    heartbeatMs: opts.heartbeatMs,
+    electionMs: opts.electionMs,
+  });
   let api: Awaited<ReturnType<typeof startClientApi>>;
   try {
     // etcd checks only a member that had data before this start (embed/etcd.go StartEtcd).
@@ -51,6 +59,7 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
       urls: opts.listenClientUrls,
       ...(opts.clientTls === undefined ? {} : { tls: opts.clientTls }),
       log,
+      httpRoutes: dashboard.handle,
       // The client API's planted bugs (watchResumeLate, the Lock service's) live there.
       config: {
         requestBytesMax: opts.maxRequestBytes,
@@ -102,6 +111,7 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
         // A leader hands on leadership first, while it still serves: the requests it holds
         // meanwhile go to the next leader, and the cluster waits out no election timeout.
         await node.member.handOffLeadership();
+        dashboard.close();
         await metricsListener?.close();
         await api.close();
         await node.stop();

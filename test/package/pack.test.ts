@@ -43,6 +43,9 @@ test('npm pack ships the code and no tests; the tarball installs, imports and ru
       'dist/src/fence/index.js',
       'dist/src/membership/index.js',
       'proto/etcdserverpb/rpc.proto',
+      'ui/index.html',
+      'ui/app.js',
+      'ui/style.css',
     ])
       assert.ok(files.includes(want), `the tarball lacks ${want}`);
     const tests = files.filter((f) => /\.test\.|^test\/|^dist\/test\//.test(f));
@@ -136,6 +139,14 @@ test('npm pack ships the code and no tests; the tarball installs, imports and ru
       { cwd: app, timeout: STEP_TIMEOUT_MS },
     );
     assert.match(up.stdout, /3-member cluster is up/);
+    // The dashboard's page and uPlot, resolved from the installed package's own dependencies.
+    const first = readState(dataDir)?.members[0]?.clientUrl;
+    assert.ok(first !== undefined, 'no member in the state file');
+    assert.ok(up.stdout.includes(`${first}/ui/`), up.stdout);
+    for (const path of ['/ui/', '/ui/app.js', '/ui/vendor/uPlot.iife.min.js']) {
+      const r = await fetch(`${first}${path}`);
+      assert.equal(r.status, 200, path);
+    }
     const down = await run(bin, ['down', '--data-dir', dataDir], { cwd: app, timeout: 60_000 });
     assert.match(down.stdout, /stopped/);
   } finally {

@@ -49,6 +49,11 @@ export interface ClientApiOptions {
   readonly config?: Partial<ClientApiConfig>;
   /** Counted while serving, and GET /metrics answered with (src/server/metrics). */
   readonly metrics?: ClientApiMetrics;
+  /**
+   * HTTP/1.1 requests go here first (the dashboard's /ui, src/server/ui); it answers those it
+   * owns and returns false to leave the rest to the JSON gateway.
+   */
+  readonly httpRoutes?: (req: http.IncomingMessage, res: http.ServerResponse) => boolean;
 }
 
 export interface ClientApi {
@@ -99,15 +104,17 @@ export async function startClientApi(opts: ClientApiOptions): Promise<ClientApi>
     log,
     ...(metrics === undefined ? {} : { rpcStats: metrics.rpc }),
   });
+  const gateway = createGateway({
+    backend: opts.backend,
+    handlers,
+    tracker,
+    config,
+    log,
+    ...(metrics === undefined ? {} : { metrics }),
+  });
+  const routes = opts.httpRoutes;
   const httpServer = http.createServer(
-    createGateway({
-      backend: opts.backend,
-      handlers,
-      tracker,
-      config,
-      log,
-      ...(metrics === undefined ? {} : { metrics }),
-    }),
+    routes === undefined ? gateway : (req, res) => void (routes(req, res) || gateway(req, res)),
   );
   // The gateway's own errors on a socket (malformed HTTP) must never reach the process.
   httpServer.on('clientError', (err, socket) => {
