@@ -40,6 +40,14 @@ function rowsOf(state: LocalClusterState): string[] {
   );
 }
 
+/** Every member serves the dashboard (src/server/ui) on its client URL. */
+function dashboardLines(state: LocalClusterState): string[] {
+  return [
+    'Dashboard (every member serves one; `tenure status` prints the same in a terminal):',
+    ...state.members.map((m) => `  ${m.name}  ${m.clientUrl}/ui/`),
+  ];
+}
+
 /** What `up --tls` prints: every command with the CA and the client certificate. */
 function tlsUsage(state: LocalClusterState, tls: NonNullable<LocalClusterState['tls']>): string {
   const eps = state.members.map((m) => m.clientUrl).join(',');
@@ -49,6 +57,9 @@ function tlsUsage(state: LocalClusterState, tls: NonNullable<LocalClusterState['
   return [
     `tenure: ${state.members.length}-member cluster is up on TLS (data in ${state.dir})`,
     ...rowsOf(state),
+    '',
+    ...dashboardLines(state),
+    `  (a browser must trust ${tls.caFile} and present ${tls.certFile} with its key)`,
     '',
     'Clients must present a certificate from its CA (client.crt has CN=root). Talk to it:',
     `  ${ctl} endpoint health`,
@@ -67,6 +78,8 @@ function usage(state: LocalClusterState): string {
   return [
     `tenure: ${state.members.length}-member cluster is up (data in ${state.dir})`,
     ...rowsOf(state),
+    '',
+    ...dashboardLines(state),
     '',
     'Talk to it:',
     `  etcdctl --endpoints=${eps} put greeting hello`,
