@@ -45,6 +45,9 @@ const systemNeeds = [
   // free 127.0.0.1 port with its own config and data directory, stopped by PID. The package's
   // postinst starts a daemon on :9090 where an init allows it; the test never uses that port.
   { command: 'promtool', pkg: 'prometheus' },
+  // test/ui drives the dashboard in Debian's chromium, headless, through playwright-core (which
+  // downloads no browser of its own).
+  { command: 'test -x /usr/bin/chromium', pkg: 'chromium' },
 ];
 
 function have(command) {
