@@ -63,8 +63,10 @@
 
   function roleOf(m, peer) {
     if (m.isSelf) return m.isLearner ? 'learner' : state.member.role;
-    // Our connection to it is down: whatever it is, it is not answering us.
-    if (peer && peer.link && !peer.link.connected) return 'unreachable';
+    // Our connection to it is down, or it went silent where we expect to hear it: whatever
+    // it is, it is not answering us.
+    if (peer && ((peer.link && !peer.link.connected) || peer.silence === 'silent'))
+      return 'unreachable';
     if (m.isLearner) return 'learner';
     if (m.isLeader) return 'leader';
     return state.member.leader === null ? 'unknown' : 'follower';
@@ -114,6 +116,8 @@
     if (state === null) return;
     switch (e.type) {
       case 'role':
+        // Leading or not changes what the state holds (replication, round trips): fetch it.
+        if ((e.role === 'leader') !== (state.member.role === 'leader')) refreshSoon();
         state.member.role = e.role;
         state.member.term = e.term;
         addEvent(e);
@@ -168,7 +172,11 @@
           const p = state.peers.find((x) => x.id === ps.id);
           if (!p) continue;
           p.silentMs = ps.silentMs;
-          if (p.replication && ps.lag !== null) p.replication.lag = ps.lag;
+          if (ps.lag !== null)
+            p.replication = Object.assign({ match: null, next: null }, p.replication, {
+              lag: ps.lag,
+            });
+          else if (e.leader !== state.member.id) p.replication = null;
           if (ps.rttMs !== null) p.rtt = Object.assign({}, p.rtt, { lastMs: ps.rttMs });
         }
         break;
@@ -297,8 +305,8 @@
         <td class="mono">${esc(m.id)}</td>
         <td><span class="badge role-${esc(role)}">${esc(role)}</span></td>
         <td>${link}</td>
-        <td class="num mono">${rep ? rep.match : '—'}</td>
-        <td class="num mono">${rep ? rep.next : '—'}</td>
+        <td class="num mono">${rep && rep.match !== null ? rep.match : '—'}</td>
+        <td class="num mono">${rep && rep.next !== null ? rep.next : '—'}</td>
         <td class="num mono">${rep ? rep.lag : '—'}</td>
         <td class="num mono">${p && p.rtt ? `${p.rtt.lastMs.toFixed(1)} ms` : '—'}</td>
         <td>${silenceText}</td>
@@ -451,7 +459,10 @@
     for (const el of document.querySelectorAll('#queues td.held')) {
       const since = Number(el.dataset.since);
       if (!el.dataset.since) el.textContent = 'before this member’s records';
-      else el.textContent = `${el.dataset.approx ? '≥ ' : ''}${duration(serverNow() - since)}`;
+      else
+        el.textContent = `${el.dataset.approx ? '≥ ' : ''}${duration(
+          Math.max(0, serverNow() - since),
+        )}`;
     }
     $('fetched').textContent = `state ${duration(Date.now() - fetchedAtMs)} old`;
   }
@@ -498,6 +509,14 @@
     } else c.plot.setData(data);
   }
 
+  /** At least the last minute, up to now: a chart of a few seconds would tick in ms. */
+  function timeRange(now) {
+    return (_u, min, max) => [
+      Math.min(min === null || min === undefined ? now : min, now - 60),
+      Math.max(max === null || max === undefined ? now : max, now),
+    ];
+  }
+
   function renderCharts() {
     if (typeof window.uPlot !== 'function') {
       $('charts-note').textContent =
@@ -535,7 +554,11 @@
       ],
       [xs, ys, terms],
       {
-        scales: { x: { time: true }, y: { range: [-1.5, members.length - 0.5] }, term: {} },
+        scales: {
+          x: { time: true, range: timeRange(now) },
+          y: { range: [-1.5, members.length - 0.5] },
+          term: {},
+        },
         axes: [
           axis({}),
           axis({
@@ -566,11 +589,17 @@
     }));
     chart('lag', $('lag-chart'), peerSeries, [sx, ...perPeer('lag')], {
       axes: [axis({}), axis({ size: 50 })],
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      scales: {
+        x: { time: true, range: timeRange(now) },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+      },
     });
     chart('rtt', $('rtt-chart'), peerSeries, [sx, ...perPeer('rttMs')], {
       axes: [axis({}), axis({ size: 50 })],
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
+      scales: {
+        x: { time: true, range: timeRange(now) },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max)] },
+      },
     });
     const anyLeaderData = samples.some((s) => s.peers.some((p) => p.lag !== null));
     $('charts-note').textContent = anyLeaderData
