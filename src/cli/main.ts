@@ -8,6 +8,7 @@ type Registrar = (program: Command) => void;
 const COMMANDS: Readonly<Record<string, () => Promise<Registrar>>> = {
   start: async () => (await import('./start.js')).registerStart,
   up: async () => (await import('./up.js')).registerUp,
+  status: async () => (await import('./status.js')).registerStatus,
   sim: async () => (await import('./sim.js')).registerSim,
   detect: async () => (await import('./detect.js')).registerDetect,
   check: async () => (await import('./check.js')).registerCheck,
