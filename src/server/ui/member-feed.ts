@@ -531,7 +531,8 @@ class LockWatch {
 
   private onEvent(e: WatchEvent, revision: number): void {
     const kv = e.type === 'PUT' ? e.kv : e.prevKv;
-    if (kv === undefined) return;
+    // Most writes are on no lease: no queue key, and no key conversion for them.
+    if (kv === undefined || kv.lease === 0n) return;
     const key = toByteKey(kv.key);
     const q = queueKeyOf(key, kv.lease);
     if (q === undefined) return;
