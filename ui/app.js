@@ -13,6 +13,7 @@
   /** Waiters named per queue row. */
   const QUEUE_NAMES_MAX = 3;
   const CHART_HEIGHT_PX = 150;
+  const NONE = '<span class="dim">—</span>';
   const PALETTE = ['#388bfd', '#2ea043', '#d29922', '#a371f7', '#f85149', '#39c5cf', '#db61a2'];
 
   /** The last state, with the events since merged in; null before the first fetch. */
@@ -285,7 +286,8 @@
       const p = peers.get(m.id);
       const role = roleOf(m, p);
       const url = m.clientUrls[0];
-      const link = url ? `<a href="${esc(url)}/ui/">${esc(url)}</a>` : '<span class="dim">—</span>';
+      const none = '<span class="dim">—</span>';
+      const link = url ? `<a href="${esc(url)}/ui/">${esc(url)}</a>` : none;
       const rep = p && p.replication;
       const silence = m.isSelf ? 'self' : p ? p.silence : 'n/a';
       const silenceText = m.isSelf
@@ -356,7 +358,7 @@
               return `<tr data-queue-name="${esc(q.name)}">
                 <td><b>${esc(q.name)}</b></td>
                 <td>${esc(q.kind)}</td>
-                <td class="mono holder">${h ? esc(h.key) + value : '<span class="dim">—</span>'}</td>
+                <td class="mono holder">${h ? esc(h.key) + value : NONE}</td>
                 <td class="mono">${h ? esc(h.lease) : ''}</td>
                 <td class="num mono token">${h ? esc(h.token) : ''}</td>
                 <td class="held" data-since="${h && h.heldSince !== null ? h.heldSince : ''}"
@@ -381,7 +383,9 @@
               (l) => `<tr data-lease-id="${esc(l.id)}">
                 <td class="mono">${esc(l.id)}</td>
                 <td class="num mono">${esc(l.ttlSeconds)} s</td>
-                <td class="ttl"><div class="bar" data-lease="${esc(l.id)}"><div class="fill"></div><span></span></div></td>
+                <td class="ttl"><div class="bar" data-lease="${esc(l.id)}">
+                  <div class="fill"></div><span></span>
+                </div></td>
                 <td class="num mono">${esc(l.keyCount)}</td>
                 <td class="mono wrap">${l.keys.map(esc).join(', ')}${
                   l.keyCount > l.keys.length ? ' …' : ''
@@ -412,7 +416,10 @@
           e.ttlSeconds !== null ? `, TTL ${e.ttlSeconds} s` : ''
         }`;
       case 'lock':
-        return `<b>${esc(e.name)}</b> ${esc(e.action)}: <span class="mono">${esc(e.key)}</span> (token ${esc(e.token)})`;
+        return (
+          `<b>${esc(e.name)}</b> ${esc(e.action)}: <span class="mono">${esc(e.key)}</span> ` +
+          `(token ${esc(e.token)})`
+        );
       case 'peer':
         return `peer <b>${esc(nameOf(e.peer))}</b> is ${esc(e.silence)}${
           e.silentMs !== null ? ` (${duration(e.silentMs)} since its last message)` : ''

@@ -241,7 +241,8 @@ export function dashboardCostTable(c: DashboardCost, pacedPutsPerSec: number): s
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...c.summary.map(
       (s) =>
-        `| ${name(s.load)} | ${s.withoutCpuPercent.toFixed(1)} % | ${s.withCpuPercent.toFixed(1)} % | ` +
+        `| ${name(s.load)} | ${s.withoutCpuPercent.toFixed(1)} % | ` +
+        `${s.withCpuPercent.toFixed(1)} % | ` +
         `${s.withoutPutsPerSec.toFixed(0)} | ${s.withPutsPerSec.toFixed(0)} | ` +
         `${us(s.withoutCpuUsPerPut)} | ${us(s.withCpuUsPerPut)} |`,
     ),

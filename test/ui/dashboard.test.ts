@@ -85,7 +85,7 @@ function pageShows<T>(
 /** etcdctl's rendering of a lease ID, as the page shows it. */
 const leaseText = (id: bigint): string => id.toString(16).padStart(16, '0');
 
-test('dashboard: members and leader, a new leader after kill -9, a lock, a lease expiring', async () => {
+test('dashboard: members, a new leader after kill -9, a lock, a lease expiring', async () => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`);
   const shots = join(
     repoRoot(),

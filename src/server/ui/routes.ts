@@ -201,9 +201,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     });
     streams.add(res);
     write(`retry: ${SSE_RETRY_MS}\n\n`);
-    write(
-      `event: hello\ndata: ${JSON.stringify({ id: member.memberId.toString(16), name: member.name, at: Date.now() })}\n\n`,
-    );
+    const hello = { id: member.memberId.toString(16), name: member.name, at: Date.now() };
+    write(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
     const heartbeat = setInterval(() => write(`: keep-alive ${Date.now()}\n\n`), SSE_HEARTBEAT_MS);
     const end = (): void => {
       clearInterval(heartbeat);
