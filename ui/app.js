@@ -35,6 +35,14 @@
     );
   }
 
+  /** " (φ 2.1, 83 ms since its last message)", or what of it is known. */
+  function peerDetail(e) {
+    const parts = [];
+    if (e.phi !== null && e.phi !== undefined) parts.push(`φ ${e.phi.toFixed(1)}`);
+    if (e.silentMs !== null) parts.push(`${duration(e.silentMs)} since its last message`);
+    return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+  }
+
   function duration(ms) {
     if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
     if (ms < 1000) return `${Math.round(ms)} ms`;
@@ -66,7 +74,7 @@
     if (m.isSelf) return m.isLearner ? 'learner' : state.member.role;
     // Our connection to it is down, or it went silent where we expect to hear it: whatever
     // it is, it is not answering us.
-    if (peer && ((peer.link && !peer.link.connected) || peer.silence === 'silent'))
+    if (peer && ((peer.link && !peer.link.connected) || peer.silence === 'suspect'))
       return 'unreachable';
     if (m.isLearner) return 'learner';
     if (m.isLeader) return 'leader';
@@ -159,6 +167,7 @@
         if (p) {
           p.silence = e.silence;
           p.silentMs = e.silentMs;
+          p.phi = e.phi;
         }
         addEvent(e);
         break;
@@ -293,8 +302,8 @@
       const silenceText = m.isSelf
         ? '<span class="dim">—</span>'
         : `<span class="dot ${silence === 'n/a' ? 'na' : esc(silence)}">${esc(silence)}${
-            p && p.silentMs !== null && silence !== 'n/a' ? ` · ${duration(p.silentMs)}` : ''
-          }</span>`;
+            p && p.phi !== null && silence !== 'n/a' ? ` · φ ${p.phi.toFixed(1)}` : ''
+          }${p && p.silentMs !== null && silence !== 'n/a' ? ` · ${duration(p.silentMs)}` : ''}</span>`;
       const linkState = p && p.link ? (p.link.connected ? 'up' : 'down') : null;
       const linkText =
         linkState === null
@@ -421,9 +430,7 @@
           `(token ${esc(e.token)})`
         );
       case 'peer':
-        return `peer <b>${esc(nameOf(e.peer))}</b> is ${esc(e.silence)}${
-          e.silentMs !== null ? ` (${duration(e.silentMs)} since its last message)` : ''
-        }`;
+        return `peer <b>${esc(nameOf(e.peer))}</b> is ${esc(e.silence)}${peerDetail(e)}`;
       default:
         return esc(e.type);
     }

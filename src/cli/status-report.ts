@@ -34,6 +34,11 @@ export interface MemberStatus {
   /** Entries the member has applied behind the leader's commit index; null when unknown. */
   readonly lag: number | null;
   readonly dbSizeBytes: number | null;
+  /**
+   * The leader's φ accrual suspicion of this member (its dashboard state, peer-suspicion.ts);
+   * null for the leader itself, or when the leader did not answer.
+   */
+  readonly phi: number | null;
   readonly version: string | null;
   readonly alarms: readonly string[];
   readonly error: string | null;
@@ -185,6 +190,7 @@ export async function collectStatus(
   const alarms = answered.find((p) => p.alarms !== undefined)?.alarms ?? [];
   const alarmsOf = (id: string): string[] =>
     alarms.filter((a) => hex(a.memberID) === id).map((a) => String(a.alarm));
+  const leaderPeers = leaderId === null ? undefined : byId.get(leaderId)?.state?.peers;
   const members: MemberStatus[] = list.map((m) => {
     const id = hex(m.ID);
     const p = byId.get(id);
@@ -213,6 +219,7 @@ export async function collectStatus(
           ? null
           : Math.max(0, num(leaderCommit) - num(s.raftAppliedIndex)),
       dbSizeBytes: s === undefined ? null : num(s.dbSize),
+      phi: leaderPeers?.find((x) => x.id === id)?.phi ?? null,
       version: s === undefined ? null : text(s.version),
       alarms: alarmsOf(id),
       error: s === undefined ? (failed?.error ?? 'not among the endpoints asked') : null,
@@ -257,7 +264,19 @@ const cell = (v: number | string | null): string => (v === null ? '-' : String(v
 export function renderStatus(s: ClusterStatus): string[] {
   if (s.members.length === 0) return ['no member answered:', ...s.errors.map((e) => `  ${e}`)];
   const lines = columns([
-    ['MEMBER', 'ID', 'ENDPOINT', 'ROLE', 'TERM', 'COMMIT', 'APPLIED', 'LAG', 'DB SIZE', 'ALARMS'],
+    [
+      'MEMBER',
+      'ID',
+      'ENDPOINT',
+      'ROLE',
+      'TERM',
+      'COMMIT',
+      'APPLIED',
+      'LAG',
+      'PHI',
+      'DB SIZE',
+      'ALARMS',
+    ],
     ...s.members.map((m) => [
       m.name || '(unstarted)',
       m.id,
@@ -267,6 +286,7 @@ export function renderStatus(s: ClusterStatus): string[] {
       cell(m.commit),
       cell(m.applied),
       cell(m.lag),
+      m.phi === null ? '-' : m.phi.toFixed(1),
       bytes(m.dbSizeBytes),
       m.alarms.length === 0 ? '-' : m.alarms.join(','),
     ]),

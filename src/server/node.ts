@@ -25,6 +25,7 @@ import { monotonicClock } from './clock.js';
 import { FileDisk } from './file-disk.js';
 import { MemberMetrics } from './metrics/member-metrics.js';
 import { MeteredDisk } from './metrics/metered-disk.js';
+import { PeerSuspicion } from './peer-suspicion.js';
 import { PeerTransport, type PeerAddress, type PeerEvent } from './peer-transport.js';
 import type { PeerTls } from './peer-tls.js';
 import { MemberFeed } from './ui/member-feed.js';
@@ -110,6 +111,8 @@ export class EtcdNode {
   readonly metrics: MemberMetrics;
   /** What the dashboard (/ui) records as it happens: leader changes, round trips, events. */
   readonly feed: MemberFeed;
+  /** φ per peer from the batches that arrive (observation: metrics, dashboard, status). */
+  readonly suspicion: PeerSuspicion;
   private readonly id: NodeId;
   private readonly selfPeerUrls: readonly string[];
   private transport: PeerTransport | undefined;
@@ -132,8 +135,9 @@ export class EtcdNode {
     this.initialIds = ids;
     this.cid = clusterIdOf([...ids.keys()], cfg.initialClusterToken);
     const clock = cfg.clock ?? monotonicClock;
+    this.suspicion = new PeerSuspicion(cfg.heartbeatMs);
     this.metrics = new MemberMetrics({ heartbeatMs: cfg.heartbeatMs, nowMs: () => clock.nowMs() });
-    this.feed = new MemberFeed({ clock, electionMs: cfg.electionMs });
+    this.feed = new MemberFeed({ clock, electionMs: cfg.electionMs, suspicion: this.suspicion });
   }
 
   /** Recover from the data directory, listen for peers and join the cluster. */
@@ -201,6 +205,7 @@ export class EtcdNode {
         logPeerEvent(log, e);
       },
       onRoundTrip: (peer, ms) => this.metrics.roundTrip(peer, ms),
+      onHeard: (peer, localMs) => this.suspicion.heard(peer, localMs),
       ...(cfg.peerTls === undefined ? {} : { tls: cfg.peerTls }),
     });
     this.transport = transport;
@@ -246,7 +251,7 @@ export class EtcdNode {
       },
     );
     holder.member = member;
-    this.metrics.attach({ member, transport, disk: metered });
+    this.metrics.attach({ member, transport, disk: metered, suspicion: this.suspicion });
     (this as { member: Member }).member = member;
     this.feed.attach(member, transport.channel);
     // Members added at run time become peers; the table recovered from the data dir too.

@@ -113,6 +113,8 @@ export interface PeerTransportOptions {
   readonly tls?: PeerTls;
   /** Told of each round trip to a peer measured from its acknowledgements, in ms. */
   readonly onRoundTrip?: (peer: NodeId, ms: number) => void;
+  /** Told of each batch read from a peer (its clock frame), at `localMs` (peer-suspicion.ts). */
+  readonly onHeard?: (peer: NodeId, localMs: number) => void;
 }
 
 export type PeerEvent =
@@ -745,7 +747,10 @@ export class PeerTransport implements Transport {
           if (payload[0] === CLOCK_FRAME && payload.length >= 9) {
             const peerMs = payload.readDoubleLE(1);
             const localMs = this.opts.nowMs();
-            if (this.latest.get(from) === s) this.clocks.set(from, { peerMs, localMs });
+            if (this.latest.get(from) === s) {
+              this.clocks.set(from, { peerMs, localMs });
+              this.opts.onHeard?.(from, localMs);
+            }
             echoMs = peerMs;
             echoReadAtMs = localMs;
             batchesRead++;

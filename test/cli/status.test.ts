@@ -55,6 +55,7 @@ test('tenure status: members, leader, lag; leases and a lock with its token', as
       'COMMIT',
       'APPLIED',
       'LAG',
+      'PHI',
       'DB SIZE',
       'ALARMS',
     ]);
@@ -69,7 +70,10 @@ test('tenure status: members, leader, lag; leases and a lock with its token', as
       assert.equal(Number(cells[4]), term, `${name}'s term`);
       assert.ok(Number(cells[5]) >= 1 && Number(cells[6]) >= 1, `${name}'s indexes`);
       assert.match(cells[7] ?? '', /^\d+$/, `${name}'s lag`);
-      assert.equal(cells[9], '-', `${name} has no alarm`);
+      // The leader's φ of each follower: a number, low while all is well.
+      if (i === leader) assert.equal(cells[8], '-', 'the leader does not suspect itself');
+      else assert.ok(Number(cells[8]) < 8, `${name}'s phi: ${cells[8] ?? ''}`);
+      assert.equal(cells[10], '-', `${name} has no alarm`);
     });
     assert.match(r.stdout, /^leases: 1 {4}locks and elections: 1/m, r.stdout);
     const lock = row(r.stdout, 'status-test/lock');

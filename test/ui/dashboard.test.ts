@@ -30,6 +30,8 @@ interface PageView {
     readonly id: string;
     readonly name: string;
     readonly role: string;
+    /** The suspicion cell: band, φ and time since the peer's last batch. */
+    readonly suspicion: string;
   }[];
   readonly queues: readonly {
     readonly name: string;
@@ -48,6 +50,7 @@ const READ_VIEW = `(() => {
       id: tr.dataset.memberId,
       name: tr.cells[0].textContent.trim(),
       role: tr.dataset.role,
+      suspicion: tr.cells[8].textContent.trim(),
     })),
     queues: rows('#queues tbody tr[data-queue-name]').map((tr) => ({
       name: tr.dataset.queueName,
@@ -123,7 +126,9 @@ test('dashboard: members, a new leader after kill -9, a lock, a lease expiring',
       return v.members.length === 3 &&
         v.leader === names[leader] &&
         leaders.length === 1 &&
-        leaders[0]?.name === names[leader]
+        leaders[0]?.name === names[leader] &&
+        // A follower hears the leader: its φ accrual suspicion is shown, and low.
+        /^ok · φ \d/.test(leaders[0].suspicion)
         ? true
         : undefined;
     });

@@ -23,6 +23,7 @@ import type { PeerTraffic, PeerTransport } from '../peer-transport.js';
 import { counter, counters, gauge, gauges, type Sample } from './families.js';
 import { HeartbeatWatch } from './heartbeats.js';
 import { Buckets, BucketsByLabels, BucketsHistogram, exponentialBuckets } from './histogram.js';
+import type { PeerSuspicion } from '../peer-suspicion.js';
 import type { MeteredDisk } from './metered-disk.js';
 import { processRegistry } from './process-metrics.js';
 
@@ -38,6 +39,7 @@ export interface MetricsSources {
   readonly member: Member;
   readonly transport: PeerTransport;
   readonly disk: MeteredDisk;
+  readonly suspicion: PeerSuspicion;
 }
 
 export interface MemberMetricsOptions {
@@ -477,8 +479,7 @@ export class MemberMetrics implements ClientApiMetrics {
     gauges(
       r,
       'tenure_peer_last_heard_seconds',
-      'Seconds since this member last read a batch from each peer (the member runs no failure ' +
-        "detector of its own: Raft's election timeout is its only one).",
+      'Seconds since this member last read a batch from each peer.',
       ['peer'],
       labelled((s) => {
         const now = s.member.clock.nowMs();
@@ -486,6 +487,25 @@ export class MemberMetrics implements ClientApiMetrics {
         for (const id of s.transport.peerTraffic().keys()) {
           const heard = s.transport.heard(id);
           if (heard !== undefined) out.push([{ peer: hexId(id) }, (now - heard.localMs) / 1000]);
+        }
+        return out;
+      }),
+    );
+    gauges(
+      r,
+      'tenure_peer_suspicion_phi',
+      'Suspicion of each peer on the phi accrual scale (8: suspect), from the batches it sends; ' +
+        'only for peers Raft expects to hear from (the leader hears every follower, a ' +
+        'follower the leader). Observation: the election timeout decides elections.',
+      ['peer'],
+      labelled((s) => {
+        const raft = s.member.replica.raft;
+        const now = s.member.clock.nowMs();
+        const out: Sample[] = [];
+        for (const id of s.transport.peerTraffic().keys()) {
+          if (raft.role !== 'leader' && raft.leader !== id) continue;
+          const phi = s.suspicion.phi(id, now);
+          if (phi !== undefined) out.push([{ peer: hexId(id) }, phi]);
         }
         return out;
       }),

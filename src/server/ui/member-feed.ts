@@ -8,9 +8,9 @@
 // entry, and the 1 s sampler reads a few fields. Lock events need a watch hub over the whole key
 // space (as watch-service.ts opens one per stream): it is open only while an event stream is.
 //
-// No failure detector runs inside a member (Raft's election timeout is its only one; the
-// detectors of src/core/detect serve the membership layer), so a peer's "suspicion" here is its
-// silence: the time since any message or frame from it arrived, in bands of the election timeout.
+// A peer's suspicion is its φ (peer-suspicion.ts: a φ accrual detector per peer, fed every batch
+// that arrives from it), in bands: ok below φ 3, late below φ 8, suspect from φ 8. It observes
+// only: Raft's election timeout still decides elections.
 import { NONE, type NodeId } from '../../core/base/units.js';
 import type { Message, SoftState } from '../../core/raft/types.js';
 import { fromByteKey, prefixEnd, toByteKey } from '../../core/state/key-range.js';
@@ -22,6 +22,7 @@ import type { Member } from '../../replica/member/member.js';
 import { hexId } from '../../replica/member/member-id.js';
 import type { ReplicaObserver } from '../../replica/replica.js';
 import { decodeEtcdEntry } from '../../replica/member/server-machine.js';
+import { suspicionOf, type PeerSuspicion, type Suspicion } from '../peer-suspicion.js';
 import type { PeerEvent } from '../peer-transport.js';
 
 /** Leader changes kept (the dashboard's timeline), oldest dropped first. */
@@ -41,8 +42,8 @@ export const LOCK_QUEUES_TRACKED_MAX = 1000;
 /** Listeners (event streams) at most. */
 export const FEED_LISTENERS_MAX = 64;
 
-/** Silence bands of a peer, by the election timeout: what Raft itself would conclude. */
-export type Silence = 'ok' | 'late' | 'silent' | 'n/a';
+/** A peer's suspicion band (peer-suspicion.ts), or 'n/a' for a peer Raft does not hear from. */
+export type Silence = Suspicion | 'n/a';
 
 export interface LeaderChange {
   readonly term: number;
@@ -124,6 +125,7 @@ export type FeedEvent =
       readonly peer: string;
       readonly silence: Silence;
       readonly silentMs: number | null;
+      readonly phi: number | null;
     }
   | ({ readonly type: 'sample' } & Sample);
 
@@ -132,6 +134,8 @@ export type FeedListener = (e: FeedEvent) => void;
 export interface MemberFeedOptions {
   readonly clock: Clock;
   readonly electionMs: number;
+  /** φ per peer (node.ts feeds it from the peer transport). */
+  readonly suspicion: PeerSuspicion;
   /** Wall-clock ms, for display only (never for a duration); default Date.now. */
   readonly wallMs?: () => number;
 }
@@ -187,6 +191,7 @@ export function queueHead(machine: EtcdMachine, prefix: string): KeyValue | unde
 export class MemberFeed {
   private readonly clock: Clock;
   private readonly electionMs: number;
+  private readonly suspicion: PeerSuspicion;
   private readonly wallMs: () => number;
   private member: Member | undefined;
   private peers: PeerChannel | undefined;
@@ -208,6 +213,7 @@ export class MemberFeed {
   constructor(options: MemberFeedOptions) {
     this.clock = options.clock;
     this.electionMs = options.electionMs;
+    this.suspicion = options.suspicion;
     this.wallMs = options.wallMs ?? Date.now;
     this.startedAt = this.wallMs();
   }
@@ -313,17 +319,23 @@ export class MemberFeed {
   }
 
   /**
-   * Ms since anything arrived from `peer` and its band. A follower hears only from the leader
-   * (followers exchange nothing in Raft), so for other peers silence means nothing: 'n/a'.
+   * Ms since anything arrived from `peer`, its φ and its band. A follower hears only from the
+   * leader (followers exchange nothing in Raft), so for other peers silence means nothing: 'n/a'.
    */
-  silenceOf(peer: NodeId): { readonly silentMs: number | null; readonly silence: Silence } {
+  silenceOf(peer: NodeId): {
+    readonly silentMs: number | null;
+    readonly phi: number | null;
+    readonly silence: Silence;
+  } {
     const raft = this.member?.replica.raft;
     const heard = this.peers?.heard(peer);
-    const silentMs = heard === undefined ? null : Math.max(0, this.clock.nowMs() - heard.localMs);
+    const now = this.clock.nowMs();
+    const silentMs = heard === undefined ? null : Math.max(0, now - heard.localMs);
     const expected = raft !== undefined && (raft.role === 'leader' || raft.leader === peer);
-    if (!expected) return { silentMs, silence: 'n/a' };
-    if (silentMs === null || silentMs >= this.electionMs) return { silentMs, silence: 'silent' };
-    return { silentMs, silence: silentMs >= this.electionMs / 2 ? 'late' : 'ok' };
+    if (!expected) return { silentMs, phi: null, silence: 'n/a' };
+    const phi = this.suspicion.phi(peer, now);
+    if (phi === undefined) return { silentMs, phi: null, silence: 'suspect' };
+    return { silentMs, phi: round2(phi), silence: suspicionOf(phi) };
   }
 
   /**
@@ -442,7 +454,7 @@ export class MemberFeed {
       const id = Number(info.id) as NodeId;
       if (id === member.id) continue;
       const pr = progress?.get(id);
-      const { silentMs, silence } = this.silenceOf(id);
+      const { silentMs, phi, silence } = this.silenceOf(id);
       const rtt = raft.role === 'leader' ? this.rtts.get(id) : undefined;
       peers.push({
         id: hexId(id),
@@ -458,6 +470,7 @@ export class MemberFeed {
           peer: hexId(id),
           silence,
           silentMs: silentMs === null ? null : Math.round(silentMs),
+          phi,
         });
       }
     }

@@ -5,7 +5,7 @@
 // What a member cannot know is said so: replication progress and round trips exist only on the
 // leader; lease deadlines are on the leader's clock (lease-clock.ts), so a follower asks the
 // leader through the LeaseTimeToLive path for the first few and says "unknown" for the rest;
-// silence stands in for a failure detector, which members do not run.
+// a peer's suspicion is φ accrual over what arrives from it (peer-suspicion.ts).
 import { NONE, type NodeId } from '../../core/base/units.js';
 import { fromByteKey, keySpan, prefixEnd, toByteKey } from '../../core/state/key-range.js';
 import type { KeyValue } from '../../core/state/kv-types.js';
@@ -65,6 +65,8 @@ export interface PeerRow {
   /** Heartbeat round trips timed by this member as leader; null when it has none. */
   readonly rtt: Rtt | null;
   readonly silentMs: number | null;
+  /** φ accrual suspicion of the peer (peer-suspicion.ts); null where Raft hears nothing from it. */
+  readonly phi: number | null;
   readonly silence: Silence;
   readonly link: PeerLink | null;
 }
@@ -160,9 +162,9 @@ const NOTES = {
     'heartbeat round trip timed by the leader (sent → answered, the follower’s processing ' +
     'included); the transport itself measures none',
   silence:
-    'no failure detector runs in a member: silence is the time since anything arrived from ' +
-    'the peer (ok < election timeout/2 ≤ late < election timeout ≤ silent); followers hear ' +
-    'only the leader, so between followers it is n/a',
+    'suspicion is φ accrual over the batches each peer sends (ok < φ 3 ≤ late < φ 8 ≤ ' +
+    'suspect), with the time since the last one; it observes only (the election timeout ' +
+    'decides elections); followers hear only the leader, so between followers it is n/a',
   leases:
     'remaining is on the leader’s clock: computed there, asked of it by a follower for the ' +
     'first few, unknown otherwise',
@@ -194,7 +196,7 @@ function peerRows(member: Member, feed: MemberFeed): PeerRow[] {
     const id = Number(m.id) as NodeId;
     if (id === member.id) continue;
     const pr = progress?.get(id);
-    const { silentMs, silence } = feed.silenceOf(id);
+    const { silentMs, phi, silence } = feed.silenceOf(id);
     out.push({
       id: hexId(m.id),
       name: m.name,
@@ -209,6 +211,7 @@ function peerRows(member: Member, feed: MemberFeed): PeerRow[] {
             },
       rtt: raft.role === 'leader' ? (feed.rtt(id) ?? null) : null,
       silentMs: silentMs === null ? null : Math.round(silentMs),
+      phi,
       silence,
       link: feed.link(id) ?? null,
     });
