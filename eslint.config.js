@@ -183,7 +183,8 @@ export default tseslint.config(
     ['replica', 'core/base', 'core/raft', 'core/detect', 'core/state', 'core/queue', 'check'],
     ['server/api/', 'client/session-state'],
   ),
-  // Pure string building for the reports of the bench and the detector evaluation.
+  // Pure string building for the reports of the bench and the detector evaluation, and the
+  // progress line of the long commands (progress.ts).
   layer('render', []),
   // The launcher starts members as processes, by their command line: it needs none of the code
   // it starts.

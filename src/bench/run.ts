@@ -12,7 +12,7 @@ import { pidsStarted, stopAll } from '../launcher/processes.js';
 import { warmUpCluster } from './warmup.js';
 import { describeMachine, finishMachine } from './machine.js';
 import { cpuMicrosBetween, peakRssMiB, snapshotCpu } from './proc-stats.js';
-import { Progress } from './progress.js';
+import { Progress } from '../render/progress.js';
 import { renderMarkdown } from './report-markdown.js';
 import { renderSvg } from './report-svg.js';
 import { renderTable } from './report-table.js';
@@ -202,7 +202,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
   ];
   if (options.vsEtcd) requireEtcd();
   const machine = describeMachine(options.command, options.vsEtcd);
-  const progress = new Progress(sizes.rounds * systems.length * workloads.length);
+  const progress = new Progress({
+    name: 'bench',
+    total: sizes.rounds * systems.length * workloads.length,
+    quiet: options.json,
+  });
   const runs = new Map<string, Partial<Record<SystemKind, RunRecord[]>>>();
   const rssPeak: Partial<Record<SystemKind, Array<number | null>>> = {};
   const started = performance.now();

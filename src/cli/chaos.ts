@@ -42,11 +42,15 @@ export function registerChaos(program: Command): void {
         }
         const { runChaos } = await import('../chaos/run.js');
         const json = options.json;
+        const { Progress } = await import('../render/progress.js');
+        // Chaos's steps are phases of unknown count: notes, kept as lines; none with --json.
+        const progress = new Progress({ name: 'chaos', total: 1, quiet: json });
         process.exitCode = await runChaos(options, {
           out: (line) => void (json ? process.stderr : process.stdout).write(`${line}\n`),
-          progress: (line) => void process.stderr.write(`${line}\n`),
+          progress: (line) => progress.note(line),
           json: (line) => void process.stdout.write(`${line}\n`),
         });
+        progress.finish();
         // Whatever still holds the loop (a gRPC channel's timer) must not keep PID 1 alive.
         process.exit();
       } catch (e) {

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { InvalidArgumentError, type Command } from 'commander';
 import { integer, positive } from './args.js';
+import { Progress } from '../render/progress.js';
 import {
   checkTargets,
   DETECTORS,
@@ -214,9 +215,9 @@ export function registerDetect(program: Command): void {
       const jobs = flags.jobs ?? Math.min(4, availableParallelism());
       const scale = flags.scale ?? (flags.quick ? QUICK.scale : 1);
       const started = performance.now();
-      process.stderr.write(
-        `tenure detect eval: sizes ${sizes.join(',')}, scale ${scale}, ${jobs} worker(s)\n`,
-      );
+      const quiet = flags.json === true;
+      const progress = new Progress({ name: 'detect eval', total: 1, quiet });
+      progress.note(`sizes ${sizes.join(',')}, scale ${scale}, ${jobs} worker(s)`);
       const report = await runDetectEval({
         sizes,
         seed: flags.seed,
@@ -224,21 +225,22 @@ export function registerDetect(program: Command): void {
         jobs,
         ...(scenarios === undefined ? {} : { scenarios }),
         ...(detectors === undefined ? {} : { detectors }),
-        onProgress: (done, total, row, elapsedMs, cellMs) => {
-          process.stderr.write(
-            `  [${String(done).padStart(3)}/${total}] ${(elapsedMs / 1000).toFixed(1).padStart(6)}s  ` +
-              `${row.scenario} n=${row.n} ${row.detector} (${(cellMs / 1000).toFixed(1)}s)\n`,
-          );
+        onProgress: (done, total, row, _elapsedMs, cellMs) => {
+          const cell = `${row.scenario} n=${row.n} ${row.detector}`;
+          progress.set(done, `${cell} (${(cellMs / 1000).toFixed(1)}s)`, total);
         },
       });
+      progress.finish();
       const secs = ((performance.now() - started) / 1000).toFixed(1);
-      process.stderr.write(`tenure detect eval: ${report.rows.length} cells in ${secs}s\n`);
+      if (!quiet)
+        process.stderr.write(`tenure detect eval: ${report.rows.length} cells in ${secs}s\n`);
       if (flags.out !== undefined) {
         mkdirSync(flags.out, { recursive: true });
         writeFileSync(join(flags.out, 'eval.json'), jsonReport(report) + '\n');
         writeFileSync(join(flags.out, 'eval.md'), markdownReport(report));
         writeFileSync(join(flags.out, 'eval.svg'), svgPlot(report));
-        process.stderr.write(`tenure detect eval: wrote ${flags.out}/eval.{json,md,svg}\n`);
+        if (!quiet)
+          process.stderr.write(`tenure detect eval: wrote ${flags.out}/eval.{json,md,svg}\n`);
       }
       process.stdout.write(flags.json ? jsonReport(report) + '\n' : markdownReport(report));
     });

@@ -9,6 +9,7 @@ import { formatRegression, makeRegression } from '../sim/regression.js';
 import { runSchedule, type RunResult } from '../sim/run.js';
 import { describeFault, generateSchedule } from '../sim/schedule.js';
 import { shrink } from '../sim/shrink.js';
+import { Progress } from '../render/progress.js';
 
 interface SimFlags {
   seeds?: string;
@@ -64,21 +65,6 @@ function parseMutants(v: string | undefined): MutantName[] {
 
 function replayCommand(seed: number, mutants: readonly MutantName[]): string {
   return `bin/tenure sim --seed ${seed}${mutants.length > 0 ? ` --mutants ${mutants.join(',')}` : ''}`;
-}
-
-class Progress {
-  private last = 0;
-  constructor(private readonly label: string) {}
-  update(done: number, total: number, extra: string, force = false): void {
-    const now = Date.now();
-    if (!force && now - this.last < 1000) return;
-    this.last = now;
-    const width = 30;
-    const filled = total > 0 ? Math.round((done / total) * width) : 0;
-    process.stderr.write(
-      `${this.label} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${extra}\n`,
-    );
-  }
 }
 
 async function runSim(flags: SimFlags): Promise<number> {
@@ -141,7 +127,7 @@ async function sweep(
   flags: SimFlags,
 ): Promise<number> {
   const started = performance.now();
-  const progress = new Progress('sim');
+  const progress = new Progress({ name: 'sim', total: count, quiet: flags.json === true });
   let done = 0;
   let ops = 0;
   let renewals = 0;
@@ -159,21 +145,18 @@ async function sweep(
         answers += r.answersChecked;
         if (!r.ok) {
           failures.push(r);
-          process.stderr.write(
-            `seed ${r.seed} FAILED ${r.invariant}: ${r.message}\n  replay: ${replayCommand(r.seed, [])}\n`,
-          );
+          const line = `seed ${r.seed} FAILED ${r.invariant}: ${r.message}\n  replay: ${replayCommand(r.seed, [])}`;
+          // Failures are said even with --json (which holds them too), above any bar.
+          if (flags.json === true) process.stderr.write(`${line}\n`);
+          else progress.note(line);
         }
         const rate = done / ((performance.now() - started) / 1000);
-        progress.update(
-          done,
-          count,
-          `failed ${failures.length}, ${rate.toFixed(1)} seeds/s`,
-          done === count,
-        );
+        progress.set(done, `failed ${failures.length}, ${rate.toFixed(1)} seeds/s`);
       }),
     );
   }
   await Promise.all(tasks);
+  progress.finish();
   const seconds = (performance.now() - started) / 1000;
   failures.sort((a, b) => a.seed - b.seed);
   const firstFailure = failures[0];
@@ -226,7 +209,11 @@ async function hunt(
   flags: SimFlags,
 ): Promise<number> {
   const started = performance.now();
-  const progress = new Progress('mutants');
+  const progress = new Progress({
+    name: 'mutants',
+    total: mutants.length * trials,
+    quiet: flags.json === true,
+  });
   const results: Catch[] = [];
   for (const name of mutants) {
     const perTrial: { seed: number; r: RunResult }[] = [];
@@ -236,12 +223,10 @@ async function hunt(
       const found = await firstCatch(pool, name, base, max);
       seedsToCatch.push(found ? found.seed - base + 1 : null);
       if (found) perTrial.push(found);
-      progress.update(
-        results.length + 1,
-        mutants.length,
+      progress.note(
         `${name}${trials > 1 ? ` trial ${t + 1}/${trials}` : ''}: ${found ? `caught after ${found.seed - base + 1} seeds by ${found.r.invariant}` : `not caught in ${max} seeds`}`,
-        true,
       );
+      progress.set(results.length * trials + t + 1, name);
     }
     const firstFound = perTrial[0];
     const caughtCounts = seedsToCatch.filter((x): x is number => x !== null).sort((a, b) => a - b);
@@ -255,6 +240,7 @@ async function hunt(
       medianSeedsToCatch: caughtCounts.length === trials ? (median(caughtCounts) ?? null) : null,
     });
   }
+  progress.finish();
   const seconds = (performance.now() - started) / 1000;
   if (flags.json) {
     console.log(JSON.stringify({ mutants: results, seconds: Number(seconds.toFixed(1)) }));
