@@ -2,17 +2,34 @@
 // bytes flipped, inserted, deleted, overwritten or cut off, as a damaged disk or a hostile or
 // broken peer would hand them over, plus arbitrary bytes. Every suite runs fast-check with a
 // fixed seed and a bounded number of runs, so a CI run is deterministic and a failure replays.
+// `npm run fuzz` is the longer hunt: TENURE_FUZZ_SCALE times the runs (default 25 there), with
+// TENURE_FUZZ_SEED (a fresh one if unset, printed so that a failure replays with it).
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 
-/** The seed every fuzz suite runs with: a failure reproduces run after run. */
-export const FUZZ_SEED = 0x7e57;
-/** Runs per property; each suite stays well under a minute on the project's machine. */
+/** The seed every fuzz suite runs with in `npm test`: a failure reproduces run after run. */
+export const FUZZ_SEED_DEFAULT = 0x7e57;
+/** Runs per property in `npm test`; each suite stays well under a minute on a 2-core machine. */
 export const FUZZ_RUNS = 2000;
+
+function envInt(name: string, fallback: number): number {
+  const v = process.env[name];
+  if (v === undefined || v === '') return fallback;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number: '${v}'`);
+  return n;
+}
+
+/** The seed of this run: TENURE_FUZZ_SEED, or the fixed one. */
+export const FUZZ_SEED = envInt('TENURE_FUZZ_SEED', FUZZ_SEED_DEFAULT);
+/** Multiplies every property's runs (TENURE_FUZZ_SCALE; 1 in `npm test`). */
+export const FUZZ_SCALE = Math.max(1, envInt('TENURE_FUZZ_SCALE', 1));
+if (FUZZ_SEED !== FUZZ_SEED_DEFAULT || FUZZ_SCALE !== 1)
+  process.stderr.write(`fuzz: TENURE_FUZZ_SEED=${FUZZ_SEED} TENURE_FUZZ_SCALE=${FUZZ_SCALE}\n`);
 
 /** fc.assert's parameters for a fuzz property: fixed seed, bounded runs, no time-based end. */
 export function fuzzParams(runs = FUZZ_RUNS): fc.Parameters<unknown> {
-  return { seed: FUZZ_SEED, numRuns: runs, endOnFailure: true };
+  return { seed: FUZZ_SEED, numRuns: runs * FUZZ_SCALE, endOnFailure: true };
 }
 
 /** One edit of a byte string; `at` is a fraction of its length, so one edit fits any input. */
