@@ -131,6 +131,13 @@ function routeTable(root: protobuf.Root): Map<string, Route> {
 }
 
 /** A refusal by the HTTP layer itself, before any handler; `grpcCode` is for the body. */
+/** The client closed its connection before its request body was whole: nobody to answer. */
+class ClientGoneError extends Error {
+  constructor() {
+    super('the client closed the connection before its request was read');
+  }
+}
+
 class HttpError extends Error {
   constructor(
     readonly httpStatus: 400 | 404 | 405 | 413,
@@ -191,7 +198,9 @@ function readBody(req: http.IncomingMessage, bytesMax: number): Promise<Buffer> 
       chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    // Node says 'aborted' (ECONNRESET) for a socket closed mid-body: the client's doing, not
+    // a handler's failure (the fuzz suite's mutated heads found it logged as one).
+    req.on('error', () => reject(new ClientGoneError()));
   });
 }
 
@@ -362,6 +371,7 @@ export function createGateway(deps: GatewayDeps): http.RequestListener {
 
   return (req, res) => {
     serve(req, res).catch((e: unknown) => {
+      if (e instanceof ClientGoneError) return void res.destroy();
       if (e instanceof HttpError) {
         if (e.httpStatus === 413 && !res.headersSent) return refuseBody(req, e);
         return sendJson(res, e.httpStatus, {
