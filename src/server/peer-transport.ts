@@ -215,13 +215,14 @@ class Outbound {
 
   constructor(
     private readonly peer: NodeId,
-    private readonly addr: PeerAddress,
+    /** Where the next dial goes; MemberUpdate moves it (moveTo). */
+    private addr: PeerAddress,
     private readonly hello: () => Buffer,
     private readonly onEvent: (e: PeerEvent) => void,
     private readonly nowMs: () => number,
     private readonly waitMaxMs: number,
     /** The address our side of the connection binds to, if any (outboundAddress). */
-    private readonly localAddress: string | undefined,
+    private localAddress: string | undefined,
     private readonly tls: PeerTls | undefined,
     /** Told of each failed TLS handshake (the transport counts them). */
     private readonly tlsFailed: (peer: NodeId, error: string) => void,
@@ -388,6 +389,25 @@ class Outbound {
     this.queue = this.queue.filter((q) => now - q.queuedAtMs < this.waitMaxMs);
     if (this.queue.length < before)
       this.onEvent({ type: 'dropped', peer: this.peer, messages: before - this.queue.length });
+  }
+
+  /**
+   * Dial `addr` from now on (MemberUpdate gave the peer new peer URLs). A connection that is up
+   * stays until it breaks: the member runs where it was until it is restarted at the new
+   * address, and what goes over that connection meanwhile (appends, the commit of the update
+   * itself, the answer to a request it forwarded) must still reach it. etcd does the same:
+   * UpdatePeer only changes the URLs its next dials pick (rafthttp/peer.go update,
+   * urlpick.go), its streams stay. A pending redial goes to the new address at once, with the
+   * backoff earned at the old one forgotten.
+   */
+  moveTo(addr: PeerAddress, localAddress: string | undefined): void {
+    this.addr = addr;
+    this.localAddress = localAddress;
+    if (this.closed || this.socket !== undefined || this.retry === undefined) return;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.backoffMs = PEER_BACKOFF_MIN_MS;
+    if (this.queue.length > 0) this.connect();
   }
 
   close(): void {
@@ -623,17 +643,23 @@ export class PeerTransport implements Transport {
   }
 
   /**
-   * A member added at run time (MemberAdd). A known one keeps its connection, unless `addr` is
-   * not where we reach it (MemberUpdate gave it new peer URLs): then the old connection, and what
-   * was queued on it, goes (Raft sends again what matters), and we dial the new address.
+   * A member added at run time (MemberAdd). A known one keeps its connection; if `addr` is not
+   * where we reach it (MemberUpdate gave it new peer URLs), the next dial goes there, but the
+   * connection that is up stays until it breaks (Outbound.moveTo says why). Tearing it down at
+   * once lost what the member still needed from its old address: the leader's answer to the
+   * MemberUpdate the member itself had forwarded, so the client timed out.
    */
   addPeer(id: NodeId, addr: PeerAddress): void {
     if (id === this.opts.self) return;
     const known = this.addresses.get(id);
     if (known !== undefined && known.host === addr.host && known.port === addr.port) return;
-    if (known !== undefined) this.removePeer(id);
-    else if (this.outbound.has(id)) return;
+    const local = outboundAddress(this.opts.listen.host, addr.host);
     this.addresses.set(id, addr);
+    const out = this.outbound.get(id);
+    if (out !== undefined) {
+      out.moveTo(addr, local);
+      return;
+    }
     this.outbound.set(
       id,
       new Outbound(
@@ -643,7 +669,7 @@ export class PeerTransport implements Transport {
         this.onEvent,
         this.opts.nowMs,
         this.waitMaxMs,
-        outboundAddress(this.opts.listen.host, addr.host),
+        local,
         this.opts.tls,
         (peer, error) => this.tlsFailed('outbound', error, { peer }),
         this.trafficOf(id),

@@ -1,8 +1,9 @@
 // Moving leadership and changing peer URLs on three EtcdNodes in one process (real disks in a temp
 // dir, real TCP, real timers): MoveLeader while writers put keys through every member (no write
 // fails, every one is applied), a stopping leader handing leadership to a voter that is up (not
-// to one that is down), MemberUpdate making the others dial a member's new peer port, and
-// MemberPromote refusing a learner that has not caught up.
+// to one that is down), MemberUpdate making the others dial a member's new peer port (and not
+// cutting it off at its old one before it moves), and MemberPromote refusing a learner that has
+// not caught up.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -212,5 +213,26 @@ test('MemberUpdate: the others dial the member at its new peer port', async () =
     assert.deepEqual(after?.peerUrls, [url]);
   } finally {
     await Promise.all([...live].map((n) => n.stop()));
+  }
+});
+
+test('MemberUpdate asked of the member it moves: it hears on at its old port', async () => {
+  const nodes = await Promise.all((await configs(3)).map((c) => EtcdNode.start(c)));
+  try {
+    await until('a leader', () => leaderOf(nodes) !== undefined);
+    const leader = leaderOf(nodes) as EtcdNode;
+    const moved = nodes.find((n) => n !== leader) as EtcdNode;
+    const [port] = await freePorts(1);
+    const url = `http://127.0.0.1:${port}`;
+    // It forwards the request to the leader, then waits for the answer and the record's commit:
+    // both come over the leader's connection to the old port, where it still runs.
+    await moved.member.memberUpdate(moved.member.memberId, [url]);
+    const mine = moved.member.members().find((m) => m.id === moved.member.memberId);
+    assert.deepEqual(mine?.peerUrls, [url]);
+    // Until it is restarted at the new port, what the leader commits reaches it at the old one.
+    await put(leader, 'after-update', 'x');
+    await until('the member at its old port applies it', () => get(moved, 'after-update') === 'x');
+  } finally {
+    await Promise.all(nodes.map((n) => n.stop()));
   }
 });

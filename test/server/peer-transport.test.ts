@@ -1,6 +1,6 @@
 // Peer messages: the codec round-trips every message type and rejects garbage as a typed error;
 // two transports on loopback exchange messages in order; a node of another cluster is refused;
-// a restarted peer is reached again.
+// a restarted peer is reached again; one given a new address keeps its connection until it moves.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
@@ -190,6 +190,46 @@ const heartbeat = (context: number): Message => ({
   term: term(1),
   commit: logIndex(0),
   context,
+});
+
+test('a peer given a new address is reached at the old one until it moves there', async () => {
+  const { a, b, got } = await pair();
+  const [port] = await freePorts(1);
+  assert.ok(port !== undefined);
+  let a2: PeerTransport | undefined;
+  let aClosed = false;
+  try {
+    b.send(heartbeat(1));
+    await until('a message at the old address', () => (got.get(n1)?.length ?? 0) >= 1);
+    // MemberUpdate applied: n1 is to be found at `port`, where nothing listens yet. It still
+    // runs at the old address until it is restarted, and must go on hearing from us there.
+    b.addPeer(n1, { host: '127.0.0.1', port });
+    b.send(heartbeat(2));
+    await until('a message after the move, at the old address', () =>
+      (got.get(n1) ?? []).some((m) => m.type === 'heartbeat' && m.context === 2),
+    );
+    // Restarted at the new address: the next dial goes there.
+    await a.close();
+    aClosed = true;
+    const moved: Message[] = [];
+    a2 = await PeerTransport.start({
+      clusterId: 'c1',
+      self: n1,
+      listen: { host: '127.0.0.1', port },
+      nowMs: () => performance.now(),
+      peers: new Map(),
+      onMessage: (m) => moved.push(m),
+    });
+    let ctx = 2;
+    await until('a message at the new address', () => {
+      b.send(heartbeat(++ctx));
+      return moved.length > 0;
+    });
+  } finally {
+    if (!aClosed) await a.close();
+    await a2?.close();
+    await b.close();
+  }
 });
 
 test('every batch carries the sender clock; the receiver keeps the newest reading', async () => {
