@@ -2,15 +2,21 @@
 // dir, real TCP, real timers): MoveLeader while writers put keys through every member (no write
 // fails, every one is applied), a stopping leader handing leadership to a voter that is up (not
 // to one that is down), MemberUpdate making the others dial a member's new peer port (and not
-// cutting it off at its old one before it moves), and MemberPromote refusing a learner that has
-// not caught up.
+// cutting it off at its old one before it moves, nor undone by the member's own publication),
+// and MemberPromote refusing a learner that has not caught up.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import type { NodeId } from '../../src/core/base/units.js';
 import { freePorts } from '../../src/launcher/ports.js';
+import { encodeFrame } from '../../src/replica/member/forward-frame.js';
+import { LOG_FORMAT_MAX } from '../../src/replica/member/log-record.js';
+import { hexId } from '../../src/replica/member/member-id.js';
+import { monotonicClock } from '../../src/server/clock.js';
 import { EtcdNode, type NodeConfig, type NodeLogger } from '../../src/server/node.js';
+import { PeerTransport } from '../../src/server/peer-transport.js';
 import { until } from '../support/poll.js';
 
 const enc = new TextEncoder();
@@ -212,6 +218,66 @@ test('MemberUpdate: the others dial the member at its new peer port', async () =
     const after = leader.member.members().find((m) => m.id === moved.member.memberId);
     assert.deepEqual(after?.peerUrls, [url]);
   } finally {
+    await Promise.all([...live].map((n) => n.stop()));
+  }
+});
+
+test('a publication from a table that missed MemberUpdate keeps the new peer URLs', async () => {
+  const cfgs = await configs(3);
+  const nodes = await Promise.all(cfgs.map((c) => EtcdNode.start(c)));
+  const live = new Set(nodes);
+  let stale: PeerTransport | undefined;
+  try {
+    await until('a leader', () => leaderOf(nodes) !== undefined);
+    const leader = leaderOf(nodes) as EtcdNode;
+    const l = nodes.indexOf(leader);
+    const i = nodes.findIndex((n) => n !== leader);
+    const moved = nodes[i] as EtcdNode;
+    const id = moved.member.memberId;
+    await until('every member published', () =>
+      leader.member.members().every((m) => m.clientUrls.length === 1),
+    );
+    await moved.stop();
+    live.delete(moved);
+    const [port] = await freePorts(1);
+    const url = `http://127.0.0.1:${port}`;
+    await leader.member.memberUpdate(id, [url]);
+    // Restarted, it publishes as soon as it hears of the leader, from its own table, which
+    // missed the update: its old peer URL. Sent here as its forwarding layer sends it, with a
+    // client URL of its own to tell when it is applied.
+    const oldUrls = (cfgs[i] as NodeConfig).initialCluster[i]?.peerUrls ?? [];
+    const clientUrl = 'http://127.0.0.1:1';
+    const leaderId = Number(leader.member.memberId) as NodeId;
+    stale = await PeerTransport.start({
+      clusterId: hexId(leader.member.clusterId),
+      self: Number(id) as NodeId,
+      listen: { host: '127.0.0.1', port: 0 },
+      nowMs: () => monotonicClock.nowMs(),
+      peers: new Map([[leaderId, (cfgs[l] as NodeConfig).listenPeer]]),
+      onMessage: () => {},
+    });
+    const member = {
+      id: String(id),
+      name: moved.name,
+      peerUrls: oldUrls,
+      clientUrls: [clientUrl],
+      logFormatMax: LOG_FORMAT_MAX,
+    };
+    stale.sendApp(
+      leaderId,
+      encodeFrame({
+        kind: 'request',
+        id: 1,
+        // On the leader's clock: the same process's.
+        deadlineMs: monotonicClock.nowMs() + 5000,
+        body: { op: 'member', cmd: { type: 'memberSet', member } },
+      }),
+    );
+    const mine = () => leader.member.members().find((m) => m.id === id);
+    await until('the publication applied', () => mine()?.clientUrls[0] === clientUrl);
+    assert.deepEqual(mine()?.peerUrls, [url], 'a publication sets attributes only');
+  } finally {
+    await stale?.close();
     await Promise.all([...live].map((n) => n.stop()));
   }
 });

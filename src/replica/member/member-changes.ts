@@ -26,8 +26,13 @@ export interface MemberChangesDeps {
   readonly nowMs: () => number;
   readonly requestTimeoutMs: number;
   readonly heartbeatMs: number;
-  /** Put a member command in the log through the leader; resolves once applied here. */
+  /**
+   * Put a member command in the log through the leader; resolves once applied here. A record of
+   * a member the table has is taken for its publication: its peer URLs stay the table's.
+   */
   readonly proposeMember: (cmd: MemberCommand, signal?: AbortSignal) => Promise<unknown>;
+  /** On the leader: put a member command in the log as it is; resolves once applied. */
+  readonly setMemberAsLeader: (cmd: MemberCommand, untilMs: number) => Promise<unknown>;
   readonly checkLive: (signal: AbortSignal | undefined) => void;
   /** The peer URLs --initial-cluster gave a bootstrap member, for one not in the table yet. */
   readonly initialPeerUrls: (id: NodeId) => readonly string[];
@@ -118,7 +123,9 @@ export class MemberChanges {
       peerUrls: [...peerUrls],
     };
     this.checkBefore(untilMs);
-    await this.deps.proposeMember({ type: 'memberSet', member: record }, signal);
+    this.deps.checkLive(signal);
+    // As it is: through proposeMember the leader would keep the table's peer URLs.
+    await this.deps.setMemberAsLeader({ type: 'memberSet', member: record }, untilMs);
   }
 
   /**
@@ -154,7 +161,8 @@ export class MemberChanges {
     const mine = this.deps.sm.memberTable().get(want.id);
     this.published = true;
     // Like etcd's publish (server.go), only the attributes: the peer URLs in the table are the
-    // cluster's (MemberAdd, MemberUpdate), not whatever this member was started with.
+    // cluster's (MemberAdd, MemberUpdate), not whatever this member was started with. Ours may
+    // lag the leader's, so the leader puts its own table's in (Member.publication).
     const record: MemberRecord = mine === undefined ? want : { ...want, peerUrls: mine.peerUrls };
     if (mine && JSON.stringify(mine) === JSON.stringify(record)) return;
     this.deps.proposeMember({ type: 'memberSet', member: record }).catch((e: unknown) => {

@@ -54,6 +54,7 @@ import { etcdErrorOf, RequestError } from './request-error.js';
 import {
   encodeEtcdEntry,
   encodeMemberEntry,
+  decodeMemberEntry,
   ServerMachine,
   type MemberCommand,
   type MemberRecord,
@@ -169,6 +170,7 @@ export class Member implements KvBackend {
       requestTimeoutMs: cfg.requestTimeoutMs,
       heartbeatMs: cfg.heartbeatMs,
       proposeMember: (cmd, signal) => this.proposeMember(cmd, signal),
+      setMemberAsLeader: (cmd, untilMs) => this.setMemberAsLeader(cmd, untilMs),
       checkLive: (signal) => this.checkLive(signal),
       initialPeerUrls: (id) => this.cfg.initialMembers.get(id)?.peerUrls ?? [],
     });
@@ -689,22 +691,79 @@ export class Member implements KvBackend {
       case 'member': {
         if (usesLeaseClock(op) && !(await this.leaseClockReady(deadlineMs)))
           return refused(ERR_NOT_LEADER);
+        // A record of a member the table has is its publication (MemberAdd's is of a new
+        // member; MemberUpdate's does not come this way: setMemberAsLeader).
+        const proposed: ProposeOp =
+          op.op === 'member' && op.cmd.type === 'memberSet'
+            ? { op: 'member', cmd: { ...op.cmd, member: this.publication(op.cmd.member) } }
+            : op;
         // Leadership is being handed on: nothing is proposed, and the asker tries the next leader.
         if (this.transfer.holding) return refused(ERR_NOT_LEADER);
         // Never start what the asker has given up on: it has answered its client already.
         if (this.clock.nowMs() >= deadlineMs) return refused(ERR_TIMEOUT);
-        const p = this.proposeLocal(op);
+        const p = this.proposeLocal(proposed);
         if (!(p instanceof Promise)) return p;
-        const o = await p;
-        if (o.ok && op.op === 'propose' && op.cmd.type === 'leaseRevoke')
-          this.leases.forget(op.cmd.id);
-        if (o.ok) return { kind: 'done', value: o.result, index: o.index };
-        if (o.reason === 'notLeader') return refused(ERR_NOT_LEADER);
-        if (o.reason === 'busy') return refused(ERR_TOO_MANY_REQUESTS);
-        // Dropped: our leadership ended with the entry in our log; the next leader may commit it.
-        return { kind: 'unknown', error: ERR_LEADER_CHANGED };
+        return this.proposalAnswer(proposed, await p);
       }
     }
+  }
+
+  /** What the asker of a proposal is told of its outcome. */
+  private proposalAnswer(op: ProposeOp, o: ProposalOutcome<ServerResult>): ForwardAnswer {
+    if (o.ok && op.op === 'propose' && op.cmd.type === 'leaseRevoke') this.leases.forget(op.cmd.id);
+    if (o.ok) return { kind: 'done', value: o.result, index: o.index };
+    if (o.reason === 'notLeader') return refused(ERR_NOT_LEADER);
+    if (o.reason === 'busy') return refused(ERR_TOO_MANY_REQUESTS);
+    // Dropped: our leadership ended with the entry in our log; the next leader may commit it.
+    return { kind: 'unknown', error: ERR_LEADER_CHANGED };
+  }
+
+  /**
+   * A member's publication as this leader logs it: the name, client URLs and log format it
+   * sent, with the peer URLs it has here. etcd publishes attributes only (server.go publish,
+   * membership/cluster.go UpdateAttributes keeps the RaftAttributes); a member publishes as soon
+   * as it hears of a leader, from a table that may not have caught up, and its peer URLs from
+   * there would undo a MemberUpdate applied meanwhile.
+   */
+  private publication(member: MemberRecord): MemberRecord {
+    const peerUrls = this.peerUrlsOf(member.id);
+    return peerUrls === undefined ? member : { ...member, peerUrls };
+  }
+
+  /**
+   * Member `id`'s peer URLs once everything in our log is applied: those of the last member
+   * entry for it not applied yet (a MemberUpdate proposed a moment ago), else the table's.
+   * Undefined for a member without a record. An entry that never commits takes with it the
+   * publication proposed after it, which comes after it in the same log.
+   */
+  private peerUrlsOf(id: string): readonly string[] | undefined {
+    const log = this.replica.raft.log;
+    for (let i = log.lastIndex(); i > log.applied; i--) {
+      const e = log.entry(i);
+      const cmd = e === undefined ? null : decodeMemberEntry(e.data);
+      if (cmd?.type === 'memberSet' && cmd.member.id === id) return cmd.member.peerUrls;
+      if (cmd?.type === 'memberDelete' && cmd.id === id) return undefined;
+    }
+    return this.sm.memberTable().get(id)?.peerUrls;
+  }
+
+  /**
+   * On the leader: put `cmd` in the log as it is (MemberUpdate's record, which sets the peer
+   * URLs) and resolve once it is applied here. Never forwarded: another leader would take it for
+   * a publication. Rejects with a RequestError.
+   */
+  private async setMemberAsLeader(cmd: MemberCommand, untilMs: number): Promise<void> {
+    this.checkLive(undefined);
+    if (this.replica.raft.role !== 'leader') throw new RequestError(ERR_NOT_LEADER);
+    const deadlineMs = Math.min(untilMs, this.clock.nowMs() + this.cfg.requestTimeoutMs);
+    if (this.transfer.holding) throw new RequestError(ERR_NOT_LEADER);
+    const op: ProposeOp = { op: 'member', cmd };
+    const p = this.proposeLocal(op);
+    const a =
+      p instanceof Promise
+        ? this.proposalAnswer(op, await this.waiters.withDeadline(p, deadlineMs, undefined))
+        : p;
+    if (a.kind !== 'done') throw new RequestError(a.error);
   }
 
   /** A member change on the leader; its value is what the asker's caller gets. */

@@ -90,6 +90,12 @@ export function wellFormedEntry(data: Uint8Array): boolean {
   return rec?.kind === RECORD_ETCD && decodeCommand(rec.body) !== null;
 }
 
+/** The member command of a log entry, or null for any other entry (or a malformed one). */
+export function decodeMemberEntry(data: Uint8Array): MemberCommand | null {
+  const rec = data.length === 0 ? null : readRecordOrNull(data);
+  return rec?.kind === RECORD_MEMBER ? decodeMemberCommand(rec.body) : null;
+}
+
 /** A member command's tagged JSON, or null when it does not parse or has the wrong shape. */
 export function decodeMemberCommand(body: Uint8Array): MemberCommand | null {
   let v: unknown;
