@@ -34,6 +34,8 @@ export interface MemberChangesDeps {
   /** On the leader: put a member command in the log as it is; resolves once applied. */
   readonly setMemberAsLeader: (cmd: MemberCommand, untilMs: number) => Promise<unknown>;
   readonly checkLive: (signal: AbortSignal | undefined) => void;
+  /** On the leader: member `id`'s record once every entry in its log is applied. */
+  readonly recordOf: (id: string) => MemberRecord | undefined;
   /** The peer URLs --initial-cluster gave a bootstrap member, for one not in the table yet. */
   readonly initialPeerUrls: (id: NodeId) => readonly string[];
 }
@@ -112,7 +114,8 @@ export class MemberChanges {
     }
     // The rest of the record stays: a member that has not published yet keeps the name it was
     // started with (MemberList shows it from --initial-cluster until then).
-    const mine = table.get(String(nid));
+    // Not only the table's: a publication of the member may be in the log, not applied yet.
+    const mine = this.deps.recordOf(String(nid));
     const shown = known.get(String(nid));
     const record: MemberRecord = {
       ...(mine ?? {

@@ -171,6 +171,7 @@ export class Member implements KvBackend {
       heartbeatMs: cfg.heartbeatMs,
       proposeMember: (cmd, signal) => this.proposeMember(cmd, signal),
       setMemberAsLeader: (cmd, untilMs) => this.setMemberAsLeader(cmd, untilMs),
+      recordOf: (id) => this.recordOf(id),
       checkLive: (signal) => this.checkLive(signal),
       initialPeerUrls: (id) => this.cfg.initialMembers.get(id)?.peerUrls ?? [],
     });
@@ -726,25 +727,26 @@ export class Member implements KvBackend {
    * there would undo a MemberUpdate applied meanwhile.
    */
   private publication(member: MemberRecord): MemberRecord {
-    const peerUrls = this.peerUrlsOf(member.id);
-    return peerUrls === undefined ? member : { ...member, peerUrls };
+    const known = this.recordOf(member.id);
+    return known === undefined ? member : { ...member, peerUrls: known.peerUrls };
   }
 
   /**
-   * Member `id`'s peer URLs once everything in our log is applied: those of the last member
-   * entry for it not applied yet (a MemberUpdate proposed a moment ago), else the table's.
-   * Undefined for a member without a record. An entry that never commits takes with it the
-   * publication proposed after it, which comes after it in the same log.
+   * Member `id`'s record once everything in our log is applied: that of the last member entry
+   * for it not applied yet (a MemberUpdate or a publication proposed a moment ago), else the
+   * table's; undefined for a member without one. Read in the step that proposes what is built
+   * from it, so that a publication and a MemberUpdate of one member in flight together do not
+   * undo each other. An entry that never commits takes with it what was proposed after it.
    */
-  private peerUrlsOf(id: string): readonly string[] | undefined {
+  private recordOf(id: string): MemberRecord | undefined {
     const log = this.replica.raft.log;
     for (let i = log.lastIndex(); i > log.applied; i--) {
       const e = log.entry(i);
       const cmd = e === undefined ? null : decodeMemberEntry(e.data);
-      if (cmd?.type === 'memberSet' && cmd.member.id === id) return cmd.member.peerUrls;
+      if (cmd?.type === 'memberSet' && cmd.member.id === id) return cmd.member;
       if (cmd?.type === 'memberDelete' && cmd.id === id) return undefined;
     }
-    return this.sm.memberTable().get(id)?.peerUrls;
+    return this.sm.memberTable().get(id);
   }
 
   /**
