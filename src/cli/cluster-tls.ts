@@ -75,10 +75,13 @@ async function makeAll(tlsDir: string): Promise<void> {
   const { issue, makeCa } = await import('../server/certs.js');
   const days = CLUSTER_TLS_VALIDITY_DAYS;
   const ca = await makeCa('tenure up --tls throwaway CA', days);
+  // Both usages: etcd 3.4's grpc-gateway (the JSON API on the client URLs) dials its own gRPC
+  // server presenting the server certificate as a client one (embed/serve.go; etcd-io/etcd
+  // issues 9785 and 16590), which --client-cert-auth rejects without clientAuth.
   const server = await issue(ca, {
     commonName: 'tenure member',
     hosts: ['127.0.0.1', 'localhost'],
-    purposes: ['serverAuth'],
+    purposes: ['serverAuth', 'clientAuth'],
     validityDays: days,
   });
   // etcd presents the one peer certificate as server and as client: both usages.
