@@ -3,7 +3,7 @@
 // temporary directory (not through a pipe, so the bench process pays nothing for it). A launch
 // failure is a BenchSetupError, which the CLI reports as a setup problem.
 import { LaunchError } from '../launcher/errors.js';
-import { startCluster, type Cluster } from '../launcher/cluster.js';
+import { startCluster, type Cluster, type ClusterOptions } from '../launcher/cluster.js';
 import { findEtcd, type MemberKind } from '../launcher/member-command.js';
 import { electionTimeoutMs, heartbeatIntervalMs, readyTimeoutMs } from './config.js';
 import { BenchSetupError } from './errors.js';
@@ -19,6 +19,8 @@ export interface BenchClusterOptions {
    * --cpu-prof-dir=/tmp/prof`, which Node 20 refuses in NODE_OPTIONS). Ignored for etcd.
    */
   readonly memberNodeArgs?: readonly string[];
+  /** `--tls`: client and peer certificates (cli/cluster-tls.ts), and the readiness probe's. */
+  readonly tls?: ClusterOptions['tls'];
 }
 
 function setupError(e: unknown): unknown {
@@ -50,6 +52,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<C
         ...(options.memberNodeArgs === undefined ? {} : { nodeArgs: options.memberNodeArgs }),
       },
       readyTimeoutMs,
+      ...(options.tls === undefined ? {} : { tls: options.tls }),
     });
   } catch (e) {
     throw setupError(e);

@@ -5,7 +5,12 @@
 //   retries, a per-host circuit breaker); it picks a random endpoint per call.
 // - `bareClient`: retry and circuit-breaker policies disabled, so failover measures the server and
 //   not the client's back-off.
+//
+// With `tls` (`tenure bench --tls`) both present the bench CA's client certificate to https://
+// members; etcd3 strips the scheme and uses grpc-js's createSsl (its connection-pool.js).
+import { readFileSync } from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
+import type { BenchTlsFiles } from './tls.js';
 import { callDeadlineMs } from './config.js';
 
 type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
@@ -31,19 +36,37 @@ function unaryDeadline(deadlineMs: number): NonNullable<IOptions['defaultCallOpt
   return (context) => (context.isStream ? {} : { deadline: Date.now() + deadlineMs });
 }
 
+/** etcd3's TLS option for the bench CA and client certificate; nothing without `tls`. */
+function credentials(tls: BenchTlsFiles | undefined): Pick<IOptions, 'credentials'> {
+  if (tls === undefined) return {};
+  return {
+    credentials: {
+      rootCertificate: readFileSync(tls.caFile),
+      certChain: readFileSync(tls.certFile),
+      privateKey: readFileSync(tls.keyFile),
+    },
+  };
+}
+
 /** The default client: every endpoint, a random one per call, etcd3's default policies. */
-export function poolClient(endpoints: readonly string[]): Etcd3 {
+export function poolClient(endpoints: readonly string[], tls?: BenchTlsFiles): Etcd3 {
   return new Etcd3({
     hosts: [...endpoints],
     defaultCallOptions: unaryDeadline(callDeadlineMs),
+    ...credentials(tls),
   });
 }
 
 /** A client without retries or circuit breakers; `deadlineMs` bounds each unary call. */
-export function bareClient(endpoints: readonly string[], deadlineMs: number): Etcd3 {
+export function bareClient(
+  endpoints: readonly string[],
+  deadlineMs: number,
+  tls?: BenchTlsFiles,
+): Etcd3 {
   return new Etcd3({
     hosts: [...endpoints],
     defaultCallOptions: unaryDeadline(deadlineMs),
     faultHandling: { host: () => passthroughPolicy(), global: passthroughPolicy() },
+    ...credentials(tls),
   });
 }

@@ -1,6 +1,7 @@
 // Finding the Raft leader the way etcdctl does: Maintenance.Status on every endpoint
 // (`header.member_id` of the answering member, `leader` as it sees it).
 import type { Etcd3 } from 'etcd3';
+import type { BenchTlsFiles } from './tls.js';
 import { bareClient } from './etcd3-clients.js';
 
 export interface MemberStatus {
@@ -20,8 +21,9 @@ export async function memberStatus(client: Etcd3): Promise<MemberStatus> {
 /** Status of each endpoint; undefined where the member did not answer. */
 export async function statuses(
   endpoints: readonly string[],
+  tls?: BenchTlsFiles,
 ): Promise<(MemberStatus | undefined)[]> {
-  const clients = endpoints.map((e) => bareClient([e], statusDeadlineMs));
+  const clients = endpoints.map((e) => bareClient([e], statusDeadlineMs, tls));
   try {
     return await Promise.all(clients.map((c) => memberStatus(c).catch(() => undefined)));
   } finally {

@@ -2,7 +2,7 @@
 // the table of medians and ratios, where tenure loses, every run's figures, and the charts.
 import { markdownRow, markdownRule, markdownTable, type Align } from '../render/markdown-table.js';
 import { formatRatio, formatValue, metricRows, tenureLoses } from './report-rows.js';
-import type { BenchResult, RunRecord } from './result.js';
+import { transportLabel, type BenchResult, type RunRecord } from './result.js';
 import { warmupLeaseCount } from './warmup.js';
 
 function runCell(r: RunRecord, metric: 'opsPerSec' | 'p50Ms' | 'p99Ms'): string {
@@ -32,7 +32,9 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
   // Without etcd the results table stops at tenure's column.
   const columns = withEtcd ? resultsHeader.length : 3;
   const out: string[] = [
-    `# tenure bench${withEtcd ? ': tenure vs etcd' : ''}`,
+    `# tenure bench${withEtcd ? ': tenure vs etcd' : ''}, TLS ${result.tls ? 'on' : 'off'}`,
+    '',
+    `${transportLabel(result.tls)}.`,
     '',
     `Run ${m.date} with \`${m.command}\`, ${result.rounds} round(s), ` +
       `${Math.round(result.durationS)} s. Systems alternate run by run; figures are medians over ` +
@@ -50,6 +52,7 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
         ['kernel', m.kernel],
         ['Node', m.node],
         ['etcd', m.etcd ?? 'not run'],
+        ['transport', transportLabel(result.tls)],
         ['load average (1/5/15 min) at start', m.loadAvgStart.join(' / ')],
         ['load average at end', m.loadAvgEnd.join(' / ')],
       ],

@@ -1,7 +1,7 @@
 // The text table printed at the end of a run: one row per workload and metric, medians over the
 // rounds, and tenure/etcd.
 import { formatRatio, formatValue, metricRows, tenureLoses } from './report-rows.js';
-import type { BenchResult } from './result.js';
+import { transportLabel, type BenchResult } from './result.js';
 
 function pad(
   cells: readonly string[],
@@ -46,7 +46,14 @@ export function renderTable(result: BenchResult): string {
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  const lines = [pad(header, widths, right), rule, ...rows.map((r) => pad(r, widths, right))];
+  const title = `tenure bench${withEtcd ? ' vs etcd' : ''}: ${transportLabel(result.tls)}`;
+  const lines = [
+    title,
+    '',
+    pad(header, widths, right),
+    rule,
+    ...rows.map((r) => pad(r, widths, right)),
+  ];
   const m = result.machine;
   lines.push(
     '',

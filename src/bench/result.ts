@@ -66,11 +66,23 @@ export interface BenchResult {
   readonly rounds: number;
   readonly sizes: BenchSizes;
   readonly systems: readonly SystemKind[];
+  /**
+   * Whether the clusters ran with TLS (`--tls`): https:// client and peer URLs, client
+   * certificates required, every client presenting one.
+   */
+  readonly tls: boolean;
   /** Peak RSS per member over the whole run (max over rounds and restarts), MiB. */
   readonly peakRssPerMemberMiB: Readonly<Partial<Record<SystemKind, ReadonlyArray<number | null>>>>;
   readonly durationS: number;
   /** Every process the bench started (members, restarts, elector children), all stopped by now. */
   readonly pidsStarted: readonly number[];
+}
+
+/** How the report names the transport of a run. */
+export function transportLabel(tls: boolean): string {
+  return tls
+    ? 'TLS on (https:// client and peer URLs, client certificates required)'
+    : 'TLS off (plain http:// client and peer URLs)';
 }
 
 function maxMember(rss: ReadonlyArray<number | null>): number | null {

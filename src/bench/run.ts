@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BenchUsageError } from './errors.js';
+import { BenchSetupError, BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
 import { requireEtcd, startBenchCluster, type SystemKind } from './cluster.js';
 import { startBenchPostgres } from './postgres.js';
@@ -18,6 +18,7 @@ import { renderSvg } from './report-svg.js';
 import { renderTable } from './report-table.js';
 import { workloadResult, type BenchResult, type RunRecord } from './result.js';
 import { summarizeLatencies } from './stats.js';
+import type { BenchTls } from './tls.js';
 import { allWorkloads, type Workload, type WorkloadContext } from './workloads/index.js';
 
 export interface BenchOptions {
@@ -36,6 +37,11 @@ export interface BenchOptions {
   readonly workloads?: readonly string[];
   /** Extra `node` arguments for the tenure members (profiling). */
   readonly memberNodeArgs?: readonly string[];
+  /**
+   * Both systems' members on https:// client and peer URLs with client certificates required,
+   * from a throwaway CA made for this run (as `tenure up --tls`); every client presents it.
+   */
+  readonly tls?: BenchTls;
   /** The command line, for the report. */
   readonly command: string;
 }
@@ -133,6 +139,7 @@ async function runSystem(
   progress: Progress,
   record: (w: Workload, r: RunRecord) => void,
   rssPeak: Array<number | null>,
+  tls: BenchTls | undefined,
 ): Promise<void> {
   progress.note(
     `round ${round}/${rounds}: starting ${kind === 'postgres' ? 'a PostgreSQL server' : `a 3-member ${kind} cluster`}`,
@@ -145,7 +152,16 @@ async function runSystem(
           ...(options.memberNodeArgs === undefined
             ? {}
             : { memberNodeArgs: options.memberNodeArgs }),
+          ...(tls === undefined ? {} : { tls: tls.launch }),
         });
+  // Every client of the run is configured for TLS or not by `tls`: a member on the other scheme
+  // would be measured under the wrong label.
+  const scheme = tls === undefined ? 'http://' : 'https://';
+  if (kind !== 'postgres' && !cluster.endpoints.every((e) => e.startsWith(scheme))) {
+    await cluster.stop();
+    const urls = cluster.endpoints.join(', ');
+    throw new BenchSetupError(`${kind} members are not on ${scheme} URLs: ${urls}`);
+  }
   const ctx: WorkloadContext = {
     kind,
     endpoints: cluster.endpoints,
@@ -154,12 +170,13 @@ async function runSystem(
     },
     members: cluster,
     sizes,
+    ...(tls === undefined ? {} : { tls: tls.files }),
     tag: randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 3),
   };
   try {
     if (kind !== 'postgres') {
       progress.note(`round ${round}/${rounds}: warming up the ${kind} cluster (unmeasured)`);
-      await warmUpCluster(cluster.endpoints, ctx.tag, sizes.clusterWarmupOps);
+      await warmUpCluster(cluster.endpoints, ctx.tag, sizes.clusterWarmupOps, ctx.tls);
     }
     let healthy = true;
     for (const w of workloads) {
@@ -201,6 +218,11 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     ...(options.vsPostgres === true ? (['postgres'] as const) : []),
   ];
   if (options.vsEtcd) requireEtcd();
+  const tls = options.tls;
+  // The throwaway PostgreSQL server listens on a Unix socket without TLS: a --tls figure for it
+  // would be a plain one under a TLS label.
+  if (tls !== undefined && options.vsPostgres === true)
+    throw new BenchUsageError('--tls covers tenure and etcd only, not --vs postgres');
   const machine = describeMachine(options.command, options.vsEtcd);
   const progress = new Progress({
     name: 'bench',
@@ -230,6 +252,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
             runs.set(w.name, byKind);
           },
           peaks,
+          tls,
         );
       }
     }
@@ -244,6 +267,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     rounds: sizes.rounds,
     sizes,
     systems,
+    tls: tls !== undefined,
     peakRssPerMemberMiB: rssPeak,
     durationS: (performance.now() - started) / 1000,
     pidsStarted: pidsStarted(),

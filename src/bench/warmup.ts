@@ -6,6 +6,7 @@
 // benchmark of steady state lets that settle first, as JMH's warm-up iterations do. etcd, a
 // compiled Go binary, gains nothing from it and loses nothing.
 import type { Lease } from 'etcd3';
+import type { BenchTlsFiles } from './tls.js';
 import { inflight, leaseTtlSeconds } from './config.js';
 import { poolClient } from './etcd3-clients.js';
 import { runAll } from './workloads/closed-loop.js';
@@ -27,9 +28,10 @@ export async function warmUpCluster(
   endpoints: readonly string[],
   tag: string,
   ops: number,
+  tls?: BenchTlsFiles,
 ): Promise<void> {
   if (ops <= 0) return;
-  const client = poolClient(endpoints);
+  const client = poolClient(endpoints, tls);
   const at = (i: number): string => key('u', tag, i % warmupKeySpace);
   const prefix = at(0).slice(0, -10); // without the 10-digit index
   try {

@@ -1,10 +1,16 @@
 // `tenure bench`: tenure (and with --vs etcd, Debian's etcd 3.4) as 3-member clusters on
 // 127.0.0.1, driven by the same clients through the same workloads; see src/bench/run.ts. With
-// --vs postgres, a throwaway PostgreSQL server runs the workloads tenure/pg supports.
+// --vs postgres, a throwaway PostgreSQL server runs the workloads tenure/pg supports. With --tls
+// both systems' members serve https:// client and peer URLs with client certificates required,
+// from a throwaway CA made for the run (cluster-tls.ts), and every client presents one.
 //
 // Exit codes: 0 done (workload failures are reported in the results), 1 the bench itself failed,
 // 2 bad usage or a missing etcd.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Command } from 'commander';
+import { clusterTls } from './cluster-tls.js';
 import { integer } from './args.js';
 import { BenchSetupError, BenchUsageError } from '../bench/errors.js';
 
@@ -15,6 +21,7 @@ interface BenchFlags {
   rounds?: number;
   quick?: boolean;
   workloads?: string;
+  tls?: boolean;
 }
 
 /**
@@ -41,6 +48,10 @@ export function registerBench(program: Command): void {
     )
     .option('--quick', 'tiny workloads, one round (CI smoke test)')
     .option('--workloads <names>', 'comma-separated workload names to run (default: all)')
+    .option(
+      '--tls',
+      'both systems on https:// client and peer URLs, client certificates required (throwaway CA)',
+    )
     .addHelpText(
       'after',
       `\nSet ${memberNodeArgsEnv} to pass node arguments to the tenure members only, e.g.\n` +
@@ -58,12 +69,20 @@ export function registerBench(program: Command): void {
       const memberNodeArgs = process.env[memberNodeArgsEnv]?.split(/\s+/).filter((a) => a !== '');
       // Loaded here, not at the top: `tenure start` must not pay for the bench and its client.
       const { renderTable, runBench } = await import('../bench/run.js');
+      // One throwaway CA and certificate set (as `tenure up --tls`) for every cluster of the run,
+      // removed with it.
+      const tlsDir = flags.tls === true ? mkdtempSync(join(tmpdir(), 'tenure-bench-tls-')) : '';
+      const removeTls = (): void => {
+        if (tlsDir !== '') rmSync(tlsDir, { recursive: true, force: true });
+      };
       try {
+        const tls = tlsDir === '' ? undefined : await clusterTls(tlsDir, 3, true);
         const result = await runBench({
           vsEtcd: vs.includes('etcd'),
           vsPostgres: vs.includes('postgres'),
           quick: flags.quick === true,
           json: flags.json === true,
+          ...(tls === undefined ? {} : { tls }),
           ...(flags.rounds === undefined ? {} : { rounds: flags.rounds }),
           ...(flags.out === undefined ? {} : { outDir: flags.out }),
           ...(flags.workloads === undefined ? {} : { workloads: flags.workloads.split(',') }),
@@ -80,9 +99,12 @@ export function registerBench(program: Command): void {
       } catch (e) {
         if (e instanceof BenchSetupError || e instanceof BenchUsageError) {
           process.stderr.write(`tenure bench: ${e.message}\n`);
+          removeTls(); // process.exit skips the finally below
           process.exit(2);
         }
         throw e;
+      } finally {
+        removeTls();
       }
     });
 }

@@ -50,6 +50,8 @@ test('tenure bench --vs etcd --quick --json --out: JSON shape, files, no process
     assert.equal(lines.length, 1, 'stdout is one JSON document and nothing else');
     const result = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
     assert.equal(result.rounds, 1);
+    assert.equal(result.tls, false, 'a run without --tls says so');
+    assert.match(run.stderr, /TLS off/);
     const machine = result.machine as Record<string, unknown>;
     for (const k of ['cpuModel', 'cores', 'ramGiB', 'kernel', 'node', 'etcd', 'date', 'command']) {
       assert.ok(machine[k] !== undefined && machine[k] !== null, `machine.${k}`);
@@ -117,4 +119,51 @@ test('tenure bench --vs etcd --quick --json --out: JSON shape, files, no process
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+});
+
+test('tenure bench --tls --vs etcd --quick: both over TLS, the report says so', async () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'tenure-bench-tls-smoke-'));
+  const out = join(tmp, 'out');
+  try {
+    const args = ['--tls', '--vs', 'etcd', '--quick', '--json', '--workloads', 'put-throughput'];
+    const run = await runBench([...args, '--out', out], { ...process.env, TMPDIR: tmp });
+    assert.equal(run.code, 0, `bench failed:\n${run.stderr}`);
+    const result = JSON.parse(run.stdout.trim()) as Record<string, unknown>;
+    assert.equal(result.tls, true);
+    // The table (on stderr with --json) and the markdown report name the transport.
+    assert.match(run.stderr, /tenure bench vs etcd: TLS on/);
+    assert.match(readFileSync(join(out, 'report.md'), 'utf8'), /^# tenure bench.*TLS on/);
+    const workloads = result.workloads as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      workloads.map((w) => w.name),
+      ['put-throughput'],
+    );
+    const w = workloads[0] ?? {};
+    for (const sys of ['tenure', 'etcd'] as const) {
+      const s = w[sys] as Record<string, unknown>;
+      const runs = s.runs as Array<Record<string, unknown>>;
+      assert.equal(runs[0]?.error, undefined, `${sys} failed over TLS`);
+      assert.equal(runs[0]?.errors, 0, `${sys}: no failed puts`);
+      assert.ok(isNum(s.opsPerSec), `${sys}.opsPerSec`);
+      assert.ok(isNum(s.serverCpuUsPerOp), `${sys}.serverCpuUsPerOp`);
+    }
+    for (const pid of result.pidsStarted as number[]) {
+      const cmd = cmdline(pid);
+      assert.ok(cmd === undefined || !/etcd|tenure/.test(cmd), `process ${pid} still running`);
+    }
+    // The members' data dirs and the run's CA and certificates are gone.
+    assert.deepEqual(
+      readdirSync(tmp).filter((d) => d !== 'out'),
+      [],
+      'temporary directories removed',
+    );
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('tenure bench --tls --vs postgres is refused, not run in plain text', async () => {
+  const run = await runBench(['--tls', '--vs', 'postgres', '--quick'], process.env);
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /--tls covers tenure and etcd only/);
 });

@@ -24,7 +24,14 @@ function until(what: string, cond: () => boolean, timeoutMs: number): Promise<vo
 function spawnElector(ctx: WorkloadContext, name: string, ttlSeconds: number) {
   const child: ChildProcess = spawn(
     process.execPath,
-    [childScript, ctx.endpoints.join(','), name, 'a', String(ttlSeconds)],
+    [
+      childScript,
+      ctx.endpoints.join(','),
+      name,
+      'a',
+      String(ttlSeconds),
+      ...(ctx.tls === undefined ? [] : [ctx.tls.caFile, ctx.tls.certFile, ctx.tls.keyFile]),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   track(child);
@@ -43,7 +50,10 @@ async function oneElection(ctx: WorkloadContext, sample: number): Promise<number
   const ttlSeconds = ctx.sizes.electionTtlSeconds;
   const name = `k/e${ctx.tag}/${sample}`;
   const a = spawnElector(ctx, name, ttlSeconds);
-  const client = await connect({ endpoints: ctx.endpoints });
+  const client = await connect({
+    endpoints: ctx.endpoints,
+    ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
+  });
   let ledAt: number | undefined;
   const events: RecipeTraceEvent[] = [];
   const b = new LeaderElector(client, {

@@ -7,7 +7,7 @@ import { key, randomValue } from './keys.js';
 import type { Prepared, WorkloadContext } from './workload.js';
 
 export async function prepareGets(ctx: WorkloadContext, serializable: boolean): Promise<Prepared> {
-  const client = poolClient(ctx.endpoints);
+  const client = poolClient(ctx.endpoints, ctx.tls);
   const value = randomValue();
   const space = ctx.sizes.getKeySpace;
   const letter = serializable ? 's' : 'c';

@@ -20,7 +20,7 @@ import type { Workload, WorkloadContext } from './workload.js';
 
 /** A background writer: sequential puts through any endpoint, errors ignored, until stopped. */
 function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> {
-  const client = bareClient(ctx.endpoints, probeDeadlineMs);
+  const client = bareClient(ctx.endpoints, probeDeadlineMs, ctx.tls);
   const value = randomValue();
   let n = 0;
   const worker = async (w: number): Promise<void> => {
@@ -39,10 +39,10 @@ function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> 
 
 /** One sample: kill -9 the leader, ms until the first put through a survivor succeeded. */
 async function oneFailover(ctx: WorkloadContext, sample: number): Promise<number> {
-  const leader = leaderIndex(await statuses(ctx.endpoints));
+  const leader = leaderIndex(await statuses(ctx.endpoints, ctx.tls));
   if (leader === undefined) throw new Error('no agreed leader before the kill');
   const survivors = ctx.endpoints.filter((_, i) => i !== leader);
-  const probes: Etcd3[] = survivors.map((e) => bareClient([e], probeDeadlineMs));
+  const probes: Etcd3[] = survivors.map((e) => bareClient([e], probeDeadlineMs, ctx.tls));
   const value = randomValue();
   const stopLoad = new AbortController();
   const load = backgroundLoad(ctx, stopLoad.signal);

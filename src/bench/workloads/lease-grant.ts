@@ -13,7 +13,7 @@ export const leaseGrant: Workload = {
   latencyName: 'grant latency',
   cpuPerOp: true,
   async prepare(ctx) {
-    const client = poolClient(ctx.endpoints);
+    const client = poolClient(ctx.endpoints, ctx.tls);
     const leases: Lease[] = [];
     const grant = async (): Promise<void> => {
       const lease = client.lease(leaseTtlSeconds, { autoKeepAlive: false });

@@ -14,7 +14,7 @@ export const leaseKeepalive: Workload = {
   latencyName: 'keepalive latency',
   cpuPerOp: true,
   async prepare(ctx) {
-    const client = poolClient(ctx.endpoints);
+    const client = poolClient(ctx.endpoints, ctx.tls);
     const count = ctx.sizes.leases;
     const leases = Array.from({ length: count }, () =>
       client.lease(leaseTtlSeconds, { autoKeepAlive: false }),

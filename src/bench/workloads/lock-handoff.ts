@@ -24,7 +24,10 @@ async function etcdContenders(
   const clients: Client[] = [];
   const sessions: Session[] = [];
   for (let c = 0; c < lockClients; c++) {
-    const client = await connect({ endpoints: rotate(ctx.endpoints, c) });
+    const client = await connect({
+      endpoints: rotate(ctx.endpoints, c),
+      ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
+    });
     clients.push(client);
     sessions.push(await client.session({ ttlSeconds: sessionTtlSeconds }));
   }

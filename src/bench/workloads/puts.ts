@@ -14,7 +14,7 @@ export async function preparePuts(
   concurrency: number,
   count: number,
 ): Promise<Prepared> {
-  const client = poolClient(ctx.endpoints);
+  const client = poolClient(ctx.endpoints, ctx.tls);
   const value = randomValue();
   const put = (i: number): Promise<unknown> =>
     client

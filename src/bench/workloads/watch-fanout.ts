@@ -25,8 +25,10 @@ export const watchFanout: Workload = {
     const { watchers: watcherCount, watchPuts } = ctx.sizes;
     const k = key('w', ctx.tag, 0);
     const clientCount = Math.min(watchClientsMax, watcherCount);
-    const clients: Etcd3[] = Array.from({ length: clientCount }, () => poolClient(ctx.endpoints));
-    const writer = poolClient(ctx.endpoints);
+    const clients: Etcd3[] = Array.from({ length: clientCount }, () =>
+      poolClient(ctx.endpoints, ctx.tls),
+    );
+    const writer = poolClient(ctx.endpoints, ctx.tls);
     const latenciesMs: number[] = [];
     let lastEventAt = 0;
     let counting = false;

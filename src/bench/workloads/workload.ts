@@ -1,6 +1,7 @@
 // What a workload is: a definition (name, units) and three phases. The runner (run.ts) wraps only
 // the measured phase with the CPU sampling, so set-up (preloading keys, connecting watchers,
 // warm-up) and clean-up (revoking leases, closing clients) are not counted.
+import type { BenchTlsFiles } from '../tls.js';
 import type { BenchSizes } from '../config.js';
 import type { SystemKind } from '../cluster.js';
 
@@ -14,6 +15,11 @@ export interface WorkloadContext {
   /** Member control, for the failover workloads. */
   readonly members: MemberControl;
   readonly sizes: BenchSizes;
+  /**
+   * `--tls`: the members serve https:// with client certificates required; every client of the
+   * workload must trust this CA and present this certificate. Undefined: plain http://.
+   */
+  readonly tls?: BenchTlsFiles;
   /** Three characters that make this run's keys unique (keys are 16 bytes, baseline format). */
   readonly tag: string;
 }
