@@ -24,6 +24,10 @@
 //       The node's randomized election timeout becomes TICKS (in [election, 2×election)) from its
 //       next timer reset, i.e. the next time it becomes candidate or follower in a new term.
 //   campaign ID                 hup(): start an election (a pre-vote round with prevote=true).
+//   leader-unreachable ID LEADER
+//       the replica's evidence that LEADER's process is gone (its peer port refused a reconnect);
+//       prints whether the core took it.
+//   campaign-on-evidence ID     start the pre-vote the evidence allows, if it still does.
 //   tick ID [N]                 N ticks (default 1); prints the node's state afterwards.
 //   tick-election ID [N]        N × election ticks; tick-heartbeat ID [N]: N × heartbeat ticks.
 //   propose ID TEXT             propose one normal entry whose data is TEXT (one word, no commas).
@@ -245,6 +249,19 @@ export class Interaction {
       case 'campaign': {
         const r = this.live(p[0]);
         r.hup();
+        out.push(r.describe());
+        return;
+      }
+      case 'leader-unreachable': {
+        // The replica's evidence that the leader's process is gone (a refused reconnect).
+        const r = this.live(p[0]);
+        const taken = r.leaderUnreachable(nodeId(parseInt10(p[1], 'leader-unreachable LEADER')));
+        out.push(taken ? 'taken' : 'ignored');
+        return;
+      }
+      case 'campaign-on-evidence': {
+        const r = this.live(p[0]);
+        r.campaignOnEvidence();
         out.push(r.describe());
         return;
       }

@@ -1,7 +1,8 @@
 // The Raft state machine: pure and synchronous, in the style of etcd-io/raft. Inputs are
-// `step(message)`, `tick()`, `propose()`, `proposeConfChange()`, `readIndex()` and
-// `transferLeader()`; the output is a `Ready` that the replica loop persists, sends and applies
-// before calling `advance()`. No clock, no I/O, no randomness but the injected PRNG.
+// `step(message)`, `tick()`, `propose()`, `proposeConfChange()`, `readIndex()`,
+// `transferLeader()` and the evidence inputs `leaderUnreachable()` and `campaignOnEvidence()`;
+// the output is a `Ready` that the replica loop persists, sends and applies before calling
+// `advance()`. No clock, no I/O, no randomness but the injected PRNG.
 //
 // Section numbers refer to Ongaro's dissertation "Consensus: Bridging Theory and Practice" (2014)
 // unless they say "Raft §", the extended paper (Ongaro & Ousterhout 2014).
@@ -117,6 +118,20 @@ export class Raft {
   private readAcks = new Map<NodeId, number>();
   /** Reads asked before this leader committed an entry of its term; released once it has. */
   private readsAwaitingTermCommit: { context: number; from: NodeId }[] = [];
+  /**
+   * The leader we follow whose process is gone, by evidence the replica fed in
+   * (`leaderUnreachable`: its peer port refused our reconnect), or NONE. Held only while we follow
+   * that leader in this term: any message from it (it is alive after all), a new term or a
+   * campaign of our own clears it. While held we are not in the leader's lease (inLease), so we
+   * grant a pre-vote or vote that we would otherwise ignore.
+   */
+  private leaderGone: NodeId = NONE;
+  /**
+   * The evidence may still start our own pre-vote (`campaignOnEvidence`). Granting another
+   * member's pre-vote uses it up: that member campaigns already, and a second campaign at the
+   * same moment would split the vote, whose retry waits out a whole randomized timeout.
+   */
+  private evidenceCampaignDue = false;
   private msgs: Message[] = [];
   private readStates: ReadState[] = [];
   private prevHard: HardState;
@@ -240,6 +255,12 @@ export class Raft {
     this.readAcks.clear();
     this.readsAwaitingTermCommit = [];
     this.progress.clear();
+    this.forgetEvidence();
+  }
+
+  private forgetEvidence(): void {
+    this.leaderGone = NONE;
+    this.evidenceCampaignDue = false;
   }
 
   private resetRandomizedElectionTicks(): void {
@@ -259,6 +280,7 @@ export class Raft {
     this.votes.clear();
     this.role = 'preCandidate';
     this.leader = NONE;
+    this.forgetEvidence();
   }
 
   private becomeCandidate(): void {
@@ -324,6 +346,60 @@ export class Raft {
     this.electionElapsed = 0;
     this.campaign(this.preVote ? 'pre' : 'election');
     this.checkInvariants();
+  }
+
+  /**
+   * Evidence that leader `id` is gone (issue 19): the replica's reconnect to its peer port was
+   * refused (ECONNREFUSED), so nothing listens there: the leader's process has exited, or
+   * restarted, and a restarted process is a follower. A reset alone, a closed connection or a
+   * hello timeout is no such evidence (a live leader may close a connection), and a stopped
+   * (SIGSTOPped) or partitioned leader gives none: those are judged by the election timeout.
+   *
+   * Recorded only by a follower of `id` in this term, with PreVote and CheckQuorum both on: they
+   * are what keep a wrong guess harmless. Our pre-vote raises no term (§9.6), and a voter that
+   * still hears the leader ignores it (inLease); only a voter with the same evidence grants it.
+   * Safety never rests on the guess: a vote still needs a majority and an up-to-date log (§3.6),
+   * and every read or lease renewal an old leader answers was confirmed by a heartbeat round that
+   * a majority acknowledged in its term, before any of them voted in a later one (§6.4; the
+   * bound in lease-clock.ts). So an early election can only end a leadership that a majority has
+   * already left, and an old leader still running cannot serve anything the new one contradicts.
+   *
+   * Returns whether the evidence was taken; the replica then calls `campaignOnEvidence` after a
+   * short random delay of its own, so that two followers with the same evidence rarely campaign
+   * within one round trip of each other (a split vote).
+   */
+  leaderUnreachable(id: NodeId): boolean {
+    if (!this.preVote || !this.checkQuorum) return false;
+    if (this.role !== 'follower' || id === NONE || id === this.id || id !== this.leader)
+      return false;
+    if (this.leaderGone !== id) {
+      this.leaderGone = id;
+      this.evidenceCampaignDue = true;
+    }
+    return true;
+  }
+
+  /**
+   * Start a pre-vote now on the evidence `leaderUnreachable` took, unless it is gone (the leader
+   * spoke, the term moved) or used up (we granted another member's pre-vote meanwhile).
+   */
+  campaignOnEvidence(): void {
+    if (
+      this.role === 'follower' &&
+      this.leaderGone !== NONE &&
+      this.leaderGone === this.leader &&
+      this.evidenceCampaignDue
+    ) {
+      this.evidenceCampaignDue = false;
+      this.electionElapsed = 0;
+      this.campaign('pre');
+    }
+    this.checkInvariants();
+  }
+
+  /** For observers: whether this member holds evidence that its leader is gone. */
+  get leaderGoneEvidence(): boolean {
+    return this.leaderGone !== NONE;
   }
 
   tick(): void {
@@ -486,9 +562,13 @@ export class Raft {
 
   private inLease(): boolean {
     // With CheckQuorum, a node that heard from a leader within the minimum election timeout
-    // ignores vote requests: the leader is probably alive (§4.2.3).
+    // ignores vote requests: the leader is probably alive (§4.2.3). Unless its own reconnect to
+    // that leader was refused since (leaderUnreachable): then it knows better.
     return (
-      this.checkQuorum && this.leader !== NONE && this.electionElapsed < this.opts.electionTicks
+      this.checkQuorum &&
+      this.leader !== NONE &&
+      this.electionElapsed < this.opts.electionTicks &&
+      this.leaderGone === NONE
     );
   }
 
@@ -551,6 +631,8 @@ export class Raft {
     if (canVote && upToDate) {
       // A pre-vote answer carries the candidate's future term, so it is not taken as stale.
       this.send({ type: respType, from: this.id, to: m.from, term: m.term, reject: false });
+      // Another member campaigns on the same evidence: ours now would split the vote.
+      if (m.type === 'preVote') this.evidenceCampaignDue = false;
       if (m.type === 'vote') {
         this.electionElapsed = 0;
         this.vote = m.from;
@@ -561,6 +643,9 @@ export class Raft {
   }
 
   private stepFollower(m: Message): void {
+    // A message from the leader we took for gone: it is alive, and the evidence was wrong (or
+    // about an earlier process); back to judging it by the election timeout.
+    if (m.from === this.leaderGone) this.forgetEvidence();
     switch (m.type) {
       case 'app':
         this.electionElapsed = 0;
