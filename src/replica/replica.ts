@@ -126,6 +126,17 @@ export const PENDING_REQUESTS_MAX = 10_000;
  * leader has checked its quorum twice and a follower has campaigned; the rest is dropped.
  */
 const CATCH_UP_ELECTIONS_MAX = 3;
+/**
+ * How long after taking evidence that the leader is gone (peerUnreachable) a follower starts its
+ * pre-vote: its rank among the surviving voters times this slot, plus a random part below
+ * EVIDENCE_JITTER_MS. Followers see the same refused reconnect within a few milliseconds of each
+ * other; if two campaigned within one round trip, each would grant the other's pre-vote, vote for
+ * itself, and the split vote would wait out a whole randomized election timeout (Raft §5.2). By
+ * rank, the first campaigns alone and the next, holding the same evidence, grants it (granting
+ * uses its own campaign up, raft.ts); a slot of a few round trips on a LAN is enough.
+ */
+export const EVIDENCE_RANK_SLOT_MS = 20;
+export const EVIDENCE_JITTER_MS = 10;
 
 export class Replica<R> {
   readonly raft: Raft;
@@ -146,6 +157,10 @@ export class Replica<R> {
    */
   private nextReadContext: number;
   private readonly prng: Prng;
+  /** Draws of the evidence campaign's delay (a stream of its own, so others stay as they were). */
+  private readonly evidencePrng: Prng;
+  /** The evidence campaign waiting for its moment, if any. */
+  private evidenceTimer: Cancel | undefined;
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
   /** The last index written to the WAL (for the rewriteNotSynced mutant only). */
@@ -168,6 +183,7 @@ export class Replica<R> {
     this.cfg = cfg;
     this.mutants = cfg.mutants ?? NO_MUTANTS;
     this.prng = makePrng(cfg.seed);
+    this.evidencePrng = this.prng.fork('evidence');
     this.nextReadContext = 1 + this.prng.fork('read-contexts').int(0, 2 ** 31) * 2 ** 20;
     const walBytes = disk.read(WAL_FILE);
     const rec = recover(walBytes, disk.read(SNAP_FILE), {
@@ -226,6 +242,7 @@ export class Replica<R> {
   stop(answerWaiting = false): void {
     this.stopped = true;
     this.cancelTick();
+    this.evidenceTimer?.();
     if (!answerWaiting) return;
     this.failProposals();
     const reads = [...this.reads.values()];
@@ -268,6 +285,31 @@ export class Replica<R> {
     this.tickedToMs += due * this.cfg.tickMs;
     const n = Math.min(due, CATCH_UP_ELECTIONS_MAX * this.cfg.electionTicks);
     for (let i = 0; i < n; i++) this.raft.tick();
+  }
+
+  /**
+   * The transport's evidence that `peer`'s process is gone: its peer port refused a reconnect
+   * (ECONNREFUSED: nothing listens there). The core takes it only about the leader it follows
+   * (raft.ts, leaderUnreachable, which says why a wrong guess is harmless and why safety does not
+   * rest on it); then this member's pre-vote starts after its evidence delay.
+   */
+  peerUnreachable(peer: NodeId): void {
+    if (this.stopped) return;
+    if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
+    if (!this.raft.leaderUnreachable(peer) || this.evidenceTimer !== undefined) return;
+    const survivors = this.raft
+      .conf()
+      .voters.filter((v) => v !== peer)
+      .sort((a, b) => a - b);
+    const rank = Math.max(0, survivors.indexOf(this.id));
+    const delayMs = rank * EVIDENCE_RANK_SLOT_MS + this.evidencePrng.next() * EVIDENCE_JITTER_MS;
+    this.evidenceTimer = this.clock.after(delayMs, () => {
+      this.evidenceTimer = undefined;
+      if (this.stopped) return;
+      if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
+      this.raft.campaignOnEvidence();
+      this.process();
+    });
   }
 
   receive(m: Message): void {

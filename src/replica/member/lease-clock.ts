@@ -18,6 +18,11 @@
 // driftMargin on its own clock, which is within the bound for ρ ≤ 0.5 % (its margin is 1 % of the
 // TTL, at least 100 ms). The refresh's extra election timeout is etcd's (lessor Promote) and is
 // not needed by this argument; it covers a leader that stepped down by CheckQuorum alone.
+// Nor does the argument assume that a new leader waits an election timeout after the old one
+// last heard its quorum: an early election on evidence that the leader's process is gone (issue
+// 19, raft.ts leaderUnreachable) can elect L' well inside that time, or even while a wrongly
+// suspected L still runs, and L's confirmations still precede E because the voters that elect L'
+// stop answering L's rounds once they vote in the later term.
 import type { Mutants } from '../../core/base/mutants.js';
 import type { Term } from '../../core/base/units.js';
 import type { LeaseId, LeaseKeepAliveResponse } from '../../core/state/kv-types.js';

@@ -250,6 +250,15 @@ export class Member implements KvBackend {
     this.replica.receive(m);
   }
 
+  /**
+   * The peer transport saw `peer`'s peer port refuse a reconnect: its process is gone. Evidence
+   * for an early election if `peer` is our leader (replica.ts, peerUnreachable).
+   */
+  peerUnreachable(peer: NodeId): void {
+    if (this.stopped) return;
+    this.replica.peerUnreachable(peer);
+  }
+
   /** A forwarding frame from a peer. */
   receiveFrame(from: NodeId, frame: Uint8Array): void {
     if (this.stopped) return;
