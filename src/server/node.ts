@@ -203,6 +203,8 @@ export class EtcdNode {
       onEvent: (e) => {
         this.feed.peerEvent(e);
         logPeerEvent(log, e);
+        // A refused dial is evidence that the peer's process is gone (issue 19).
+        if (e.type === 'unreachable') holder.member?.peerUnreachable(e.peer);
       },
       onRoundTrip: (peer, ms) => this.metrics.roundTrip(peer, ms),
       onHeard: (peer, localMs) => this.suspicion.heard(peer, localMs),

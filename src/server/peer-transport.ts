@@ -51,6 +51,13 @@ export const PEER_QUEUE_MAX = 4096;
 export const PEER_BACKOFF_MIN_MS = 50;
 export const PEER_BACKOFF_MAX_MS = 2000;
 /**
+ * After an established connection closes, we dial again this soon whether or not there is
+ * anything to send, to learn whether the peer is still there: a port that refuses the dial is
+ * the evidence that the peer's process is gone ('unreachable', issue 19). Not at once: a killed
+ * process's sockets are closed one by one, its listener maybe after the connection we had.
+ */
+export const PEER_LOSS_PROBE_MS = 10;
+/**
  * A message waits about this long at most, from being queued to being read (etcd's
  * ConnWriteTimeout, 5 s; see Outbound.enforceBound for how much past it and when not).
  */
@@ -124,6 +131,12 @@ export type PeerEvent =
   | { readonly type: 'dropped'; readonly peer: NodeId; readonly messages: number }
   /** A connection whose batches went unacknowledged past the bound was reset. */
   | { readonly type: 'stalled'; readonly peer: NodeId; readonly messages: number }
+  /**
+   * Our dial to `peer` was refused (ECONNREFUSED): nothing listens on its peer port, so its
+   * process is gone (or restarting). Evidence for an early election (replica.ts,
+   * peerUnreachable); a reset, a closed connection or a silent peer is none.
+   */
+  | { readonly type: 'unreachable'; readonly peer: NodeId }
   /** The peer hung up on us, saying why (a plain dialer at a TLS port is told so). */
   | { readonly type: 'refusedBy'; readonly peer: NodeId; readonly reason: string }
   /**
@@ -256,6 +269,15 @@ class Outbound {
     let handshakeTimer: NodeJS.Timeout | undefined;
     let tlsError: string | undefined;
     const tlsOptions = this.tls;
+    // ECONNREFUSED comes only from a dial that never connected: the port answered the SYN with
+    // a reset (or ICMP said it is closed), so no process listens there.
+    let refused = false;
+    // Whether the peer acknowledged something on this connection: a working link, not one that
+    // accepts and hangs up (those are retried ever less often, by the backoff).
+    let acknowledged = false;
+    tcp.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ECONNREFUSED') refused = true;
+    });
     if (tlsOptions !== undefined)
       tcp.once('connect', () => {
         tcpUp = true;
@@ -284,6 +306,7 @@ class Outbound {
             // that accepts and hangs up (a refused hello, a TLS 1.3 server refusing our
             // certificate after our side of the handshake is done) is retried ever less often.
             this.backoffMs = PEER_BACKOFF_MIN_MS;
+            acknowledged = true;
             this.acked(payload.readDoubleLE(1));
             if (payload.length >= ACK_ECHO_BYTES && this.onRoundTrip !== undefined) {
               const heldMs = payload.readDoubleLE(17);
@@ -325,11 +348,17 @@ class Outbound {
           ...(hadError ? { error: 'socket error' } : {}),
         });
       if (this.closed) return;
-      // Reconnect only when there is something to say; Raft's heartbeats keep the link busy.
-      this.retry = setTimeout(() => {
-        this.retry = undefined;
-        if (this.queue.length > 0) this.connect();
-      }, this.backoffMs);
+      if (refused && !wasConnected) this.onEvent({ type: 'unreachable', peer: this.peer });
+      // Reconnect only when there is something to say (Raft's heartbeats keep the link busy),
+      // or once soon after losing a working connection, to learn whether the peer is gone.
+      const probe = acknowledged;
+      this.retry = setTimeout(
+        () => {
+          this.retry = undefined;
+          if (this.queue.length > 0 || probe) this.connect();
+        },
+        probe ? PEER_LOSS_PROBE_MS : this.backoffMs,
+      );
       this.backoffMs = Math.min(PEER_BACKOFF_MAX_MS, this.backoffMs * 2);
     });
   }

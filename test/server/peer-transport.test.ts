@@ -144,6 +144,8 @@ test('a node of another cluster is refused', async () => {
       /cluster 'other-cluster', not 'c1'/,
     );
     assert.equal(got.get(n1)?.length, 0);
+    // A port that answers and hangs up is alive: no evidence that the peer is gone.
+    assert.ok(!events.some((e) => e.type === 'unreachable'));
   } finally {
     await a.close();
     await b.close();
@@ -179,6 +181,55 @@ test('a peer that restarts on the same port is reached again', async () => {
     });
   } finally {
     await a2.close();
+    await b.close();
+  }
+});
+
+test('a port that refuses the redial after a lost connection: unreachable', async () => {
+  const events: PeerEvent[] = [];
+  let roundTrips = 0;
+  const a = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n1,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    peers: new Map(),
+    onMessage: () => undefined,
+  });
+  const b = await PeerTransport.start({
+    clusterId: 'c1',
+    self: n2,
+    listen: { host: '127.0.0.1', port: 0 },
+    nowMs: () => performance.now(),
+    peers: new Map([[n1, { host: '127.0.0.1', port: a.port }]]),
+    onMessage: () => undefined,
+    onEvent: (e) => events.push(e),
+    onRoundTrip: () => roundTrips++,
+  });
+  try {
+    // A working link: the peer acknowledged what it read.
+    let ctx = 0;
+    await until('an acknowledgement', () => {
+      b.send({
+        type: 'heartbeat',
+        from: n2,
+        to: n1,
+        term: term(1),
+        commit: logIndex(0),
+        context: ++ctx,
+      });
+      return roundTrips > 0;
+    });
+    assert.ok(!events.some((e) => e.type === 'unreachable'), 'no evidence while the peer is up');
+    // The peer's process goes away (its listener with it). Nothing is queued for it, yet the
+    // lost connection is followed by a dial, and the refused dial is the evidence.
+    await a.close();
+    await until('unreachable', () => events.some((e) => e.type === 'unreachable'));
+    const e = events.find((x) => x.type === 'unreachable');
+    assert.deepEqual(e, { type: 'unreachable', peer: n1 });
+    const lost = events.findIndex((x) => x.type === 'disconnected');
+    assert.ok(lost >= 0 && lost < events.indexOf(e), 'the loss came first');
+  } finally {
     await b.close();
   }
 });
