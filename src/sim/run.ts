@@ -178,6 +178,7 @@ class Simulation {
           if (this.clocksNeverSlow()) this.writeDeadlines.checkProposal(id, data, this.q.now);
         },
         onLeader: (node) => this.nemesis.onLeader(node),
+        onCrash: (node) => this.network.crashed(node),
       },
       voters,
     );

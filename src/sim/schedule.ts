@@ -180,6 +180,12 @@ export interface SimConfig {
   /** Clients of the register that wait as long as real ones (`patientWaitMs` per attempt). */
   readonly patientClients?: number;
   readonly patientWaitMs?: number;
+  /**
+   * A crashed member's peer port refuses the others' reconnects (a killed process listens no
+   * more): each member linked to it learns so after a delay drawn below twice this mean, in ms,
+   * and may start an early election (issue 19). Absent: no such evidence, as before it existed.
+   */
+  readonly crashEvidenceMeanMs?: number;
 }
 
 export interface Schedule {
@@ -285,6 +291,8 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
   const patience = root.fork('patience');
   const patientClients = patience.chance(0.4) ? patience.int(1, 3) : 0;
   const patientWaitMs = patience.int(2500, 8000);
+  const evidence = root.fork('crash-evidence');
+  const crashEvidenceMeanMs = evidence.chance(0.8) ? evidence.pick([0.5, 2, 10]) : undefined;
   const windows = root.fork('disk-windows');
   if (windows.chance(0.35)) {
     for (let i = windows.int(1, 5); i > 0; i--)
@@ -368,6 +376,7 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       ackChaosProbability,
       patientClients,
       patientWaitMs,
+      ...(crashEvidenceMeanMs === undefined ? {} : { crashEvidenceMeanMs }),
     },
     faults,
   };

@@ -66,6 +66,8 @@ export interface ClusterDeps {
   readonly checkProposal: (id: NodeId, data: Uint8Array) => void;
   /** Told when `node` becomes leader (after the invariants have seen it). */
   readonly onLeader: (node: SimNode) => void;
+  /** Told when `node` has crashed (the network tells the others its port refuses them). */
+  readonly onCrash?: (node: SimNode) => void;
 }
 
 export class SimCluster {
@@ -283,6 +285,7 @@ export class SimCluster {
     n.disk.crash();
     this.d.links.crash(n.id);
     n.ghost = this.durableLog(n);
+    this.d.onCrash?.(n);
   }
 
   /** The log `n` would restart with, for the commit-safety check; undefined if unreadable. */

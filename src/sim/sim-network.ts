@@ -21,6 +21,9 @@ const RESPONSES: ReadonlySet<Message['type']> = new Set([
   'preVoteResp',
 ]);
 
+/** The event-queue tag of a crash's evidence (Raft messages' tags start at 100). */
+const EVIDENCE_TAG = 50_000_000_000;
+
 /** A forwarding frame waits on a cut link at most this many election timeouts (production 5 s). */
 const PEER_WAIT_ELECTIONS = 5;
 
@@ -42,10 +45,13 @@ export class SimNetwork {
   private readonly netPrng: Prng;
   /** Draws of the late-message nemeses (a stream of their own, so others stay as they were). */
   private readonly latePrng: Prng;
+  /** Delays of the crash evidence (a stream of its own too). */
+  private readonly evidencePrng: Prng;
 
   constructor(private readonly d: NetworkDeps) {
     this.netPrng = d.root.fork('net');
     this.latePrng = d.root.fork('late-delivery');
+    this.evidencePrng = d.root.fork('crash-evidence-delivery');
     this.links = new PeerLinks(
       d.q,
       d.root.fork('links'),
@@ -115,6 +121,32 @@ export class SimNetwork {
       out.push(this.latePrng.next() * spreadMs, this.latePrng.next() * spreadMs);
     }
     return out;
+  }
+
+  /**
+   * `crashed` went down as by kill -9: its peer port refuses connections from now on, and each
+   * member linked to it learns so (the dial that follows its lost connection is refused,
+   * peer-transport.ts) after a drawn delay. A member cut off from it by a partition, then or
+   * when the news would arrive, learns nothing (its dial times out, which is no evidence), nor
+   * does anyone once `crashed` is back up (its port listens again). A pause (SIGSTOP) gives no
+   * evidence at all: the process and its sockets live on.
+   */
+  crashed(crashed: SimNode): void {
+    const meanMs = this.d.cfg.crashEvidenceMeanMs;
+    if (meanMs === undefined) return;
+    const { q, nodes } = this.d;
+    const epoch = crashed.epoch;
+    for (const dest of nodes.values()) {
+      if (dest.id === crashed.id || !dest.running) continue;
+      if (!this.connected(crashed.id, dest.id)) continue;
+      const delayMs = this.evidencePrng.next() * 2 * meanMs;
+      q.after(delayMs, EVIDENCE_TAG + crashed.id * 100 + dest.id, () => {
+        if (crashed.epoch !== epoch || crashed.state !== 'down') return;
+        if (!this.connected(crashed.id, dest.id)) return;
+        // Under the crashed peer's source: after whatever it sent before it died.
+        dest.run(crashed.id, () => dest.member?.peerUnreachable(crashed.id));
+      });
+    }
   }
 
   private deliverFrame(from: NodeId, to: NodeId, frame: Uint8Array, stamp: Stamp): void {
