@@ -397,11 +397,6 @@ export class Raft {
     this.checkInvariants();
   }
 
-  /** For observers: whether this member holds evidence that its leader is gone. */
-  get leaderGoneEvidence(): boolean {
-    return this.leaderGone !== NONE;
-  }
-
   tick(): void {
     if (this.role === 'leader') this.tickLeader();
     else this.tickElection();
