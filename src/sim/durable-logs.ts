@@ -22,6 +22,13 @@ interface Mirror {
   snapshotIndex: number;
   /** Entries of the batch being written, not yet durable: a crash may keep some of them. */
   writing: readonly Entry[];
+  /**
+   * Bounds on the indexes in `entries` (every index held is within them), so that a truncation
+   * or a snapshot deletes the indexes it covers instead of scanning the whole mirror at every
+   * batch: a mirror holds up to a snapshot interval of entries (up to 1,000).
+   */
+  low: number;
+  high: number;
 }
 
 /** What a crashed node had in memory and on disk, for the check at its restart. */
@@ -60,7 +67,13 @@ export class DurableLogs {
       const h = held(log, i);
       if (h) entries.set(i, h);
     }
-    this.mirrors.set(id, { entries, snapshotIndex: log.snapshotIndex, writing: [] });
+    this.mirrors.set(id, {
+      entries,
+      snapshotIndex: log.snapshotIndex,
+      writing: [],
+      low: log.firstIndex(),
+      high: log.lastIndex(),
+    });
   }
 
   /** The node is writing a batch with these entries (a sync will follow, unless it is buggy). */
@@ -79,14 +92,21 @@ export class DurableLogs {
     if (!m) return;
     m.writing = [];
     if (snapshotIndex !== undefined && snapshotIndex > m.snapshotIndex) {
-      for (const i of [...m.entries.keys()]) if (i <= snapshotIndex) m.entries.delete(i);
+      for (let i = m.low; i <= Math.min(snapshotIndex, m.high); i++) m.entries.delete(i);
+      m.low = Math.max(m.low, snapshotIndex + 1);
       m.snapshotIndex = snapshotIndex;
     }
     // A batch is contiguous: its first entry truncates everything from its index on, once.
     const first = entries[0];
-    if (first !== undefined)
-      for (const i of [...m.entries.keys()]) if (i >= first.index) m.entries.delete(i);
-    for (const e of entries) m.entries.set(e.index, { term: e.term, hash: hashEntry(e) });
+    if (first !== undefined) {
+      for (let i = Math.max(first.index, m.low); i <= m.high; i++) m.entries.delete(i);
+      m.high = Math.min(m.high, first.index - 1);
+    }
+    for (const e of entries) {
+      m.entries.set(e.index, { term: e.term, hash: hashEntry(e) });
+      m.low = Math.min(m.low, e.index);
+      m.high = Math.max(m.high, e.index);
+    }
   }
 
   /** `raft`'s node lost power: remember what it had, to judge what it recovers. */
