@@ -330,18 +330,30 @@ export class Invariants {
    */
   private checkMatches(id: NodeId, raft: Raft): void {
     const prev = this.matches.get(id);
-    const same = prev && prev.raft === raft && prev.term === raft.term;
-    const of = new Map<NodeId, number>();
-    for (const [peer, match] of raft.matchIndexes()) {
-      const before = same ? prev.of.get(peer) : undefined;
+    if (!prev || prev.raft !== raft || prev.term !== raft.term) {
+      const of = new Map<NodeId, number>();
+      raft.forEachMatch((peer, match) => of.set(peer, match));
+      this.matches.set(id, { raft, term: raft.term, of });
+      return;
+    }
+    // The same leader in the same term: compare and update in place (this runs after every
+    // message a leader handles).
+    let peers = 0;
+    raft.forEachMatch((peer, match) => {
+      peers++;
+      const before = prev.of.get(peer);
       if (before !== undefined && match < before)
         fail(
           'match-monotonic',
           `leader ${id} of term ${raft.term} took ${peer}'s match from ${before} back to ${match}`,
         );
-      of.set(peer, match);
+      prev.of.set(peer, match);
+    });
+    // A peer that left the configuration is forgotten, so that one added back starts afresh.
+    if (prev.of.size !== peers) {
+      prev.of.clear();
+      raft.forEachMatch((peer, match) => prev.of.set(peer, match));
     }
-    this.matches.set(id, { raft, term: raft.term, of });
   }
 
   /**

@@ -169,9 +169,12 @@ export class Raft {
 
   // ---------------------------------------------------------------- configuration
 
-  /** For observers: what this leader knows each follower's log matches, by node. */
-  matchIndexes(): ReadonlyMap<NodeId, LogIndex> {
-    return new Map([...this.progress].map(([id, pr]) => [id, pr.match]));
+  /**
+   * For observers: what this leader knows each follower's log matches, by node. A callback, not a
+   * copy: the simulator asks after every message a leader handles.
+   */
+  forEachMatch(fn: (id: NodeId, match: LogIndex) => void): void {
+    for (const [id, pr] of this.progress) fn(id, pr.match);
   }
 
   conf(): ConfState {
