@@ -33,13 +33,17 @@ export class AvailabilityWatch {
   check(): void {
     const v = this.view;
     const voters = v.voters();
-    const group = voters
-      ? largestConnected(
-          voters.filter((id) => v.healthy(id)),
-          v,
-        )
-      : [];
-    if (!voters || group.length <= voters.length / 2 || v.served()) {
+    // Served is the common case and the cheap question: asked first, the connected groups are
+    // searched (every subset of the voters) only while no leader serves a majority.
+    if (!voters || v.served()) {
+      this.group = '';
+      return;
+    }
+    const group = largestConnected(
+      voters.filter((id) => v.healthy(id)),
+      v,
+    );
+    if (group.length <= voters.length / 2) {
       this.group = '';
       return;
     }
