@@ -418,7 +418,11 @@ export class Invariants {
         matched = Math.max(matched, m.snapshot.index);
       }
     }
-    this.matched.set(id, { term: raft.term, index: matched });
+    // Updated in place: this runs after every message a member handles.
+    if (known) {
+      known.term = raft.term;
+      known.index = matched;
+    } else this.matched.set(id, { term: raft.term, index: matched });
     if (raft.role === 'leader') this.checkMatches(id, raft);
     const commit = raft.log.committed;
     // Only what a follower learns from its leader: a leader that commits on an acknowledgement
