@@ -41,7 +41,8 @@ export const arrayOf =
 /** A plain object whose named fields each pass their check (other fields are not looked at). */
 export function fields(v: unknown, spec: Readonly<Record<string, Check>>): v is Shape {
   if (!isObject(v)) return false;
-  for (const [name, is] of Object.entries(spec)) if (!is(v[name])) return false;
+  // for-in rather than Object.entries: no array of pairs per call, on every decoded command.
+  for (const name in spec) if (!(spec[name] as Check)(v[name])) return false;
   return true;
 }
 
