@@ -137,7 +137,7 @@ export class EtcdNode {
     const clock = cfg.clock ?? monotonicClock;
     this.suspicion = new PeerSuspicion(cfg.heartbeatMs);
     this.metrics = new MemberMetrics({ heartbeatMs: cfg.heartbeatMs, nowMs: () => clock.nowMs() });
-    this.feed = new MemberFeed({ clock, electionMs: cfg.electionMs, suspicion: this.suspicion });
+    this.feed = new MemberFeed({ clock, suspicion: this.suspicion });
   }
 
   /** Recover from the data directory, listen for peers and join the cluster. */

@@ -133,7 +133,6 @@ export type FeedListener = (e: FeedEvent) => void;
 
 export interface MemberFeedOptions {
   readonly clock: Clock;
-  readonly electionMs: number;
   /** φ per peer (node.ts feeds it from the peer transport). */
   readonly suspicion: PeerSuspicion;
   /** Wall-clock ms, for display only (never for a duration); default Date.now. */
@@ -190,7 +189,6 @@ export function queueHead(machine: EtcdMachine, prefix: string): KeyValue | unde
 
 export class MemberFeed {
   private readonly clock: Clock;
-  private readonly electionMs: number;
   private readonly suspicion: PeerSuspicion;
   private readonly wallMs: () => number;
   private member: Member | undefined;
@@ -212,7 +210,6 @@ export class MemberFeed {
 
   constructor(options: MemberFeedOptions) {
     this.clock = options.clock;
-    this.electionMs = options.electionMs;
     this.suspicion = options.suspicion;
     this.wallMs = options.wallMs ?? Date.now;
     this.startedAt = this.wallMs();
