@@ -35,6 +35,17 @@ export function peerPhiConfig(heartbeatMs: number): PhiAccrualConfig {
 
 export type Suspicion = 'ok' | 'late' | 'suspect';
 
+/**
+ * Whether Raft has `peer` send to us, so that its silence means something: a leader hears every
+ * follower, a follower only its leader (followers exchange nothing).
+ */
+export function hearsFrom(
+  raft: { readonly role: string; readonly leader: NodeId },
+  peer: NodeId,
+): boolean {
+  return raft.role === 'leader' || raft.leader === peer;
+}
+
 export function suspicionOf(phi: number): Suspicion {
   if (phi >= PEER_PHI_SUSPECT) return 'suspect';
   return phi >= PEER_PHI_LATE ? 'late' : 'ok';

@@ -23,7 +23,7 @@ import type { PeerTraffic, PeerTransport } from '../peer-transport.js';
 import { counter, counters, gauge, gauges, type Sample } from './families.js';
 import { HeartbeatWatch } from './heartbeats.js';
 import { Buckets, BucketsByLabels, BucketsHistogram, exponentialBuckets } from './histogram.js';
-import type { PeerSuspicion } from '../peer-suspicion.js';
+import { hearsFrom, type PeerSuspicion } from '../peer-suspicion.js';
 import type { MeteredDisk } from './metered-disk.js';
 import { processRegistry } from './process-metrics.js';
 
@@ -503,7 +503,7 @@ export class MemberMetrics implements ClientApiMetrics {
         const now = s.member.clock.nowMs();
         const out: Sample[] = [];
         for (const id of s.transport.peerTraffic().keys()) {
-          if (raft.role !== 'leader' && raft.leader !== id) continue;
+          if (!hearsFrom(raft, id)) continue;
           const phi = s.suspicion.phi(id, now);
           if (phi !== undefined) out.push([{ peer: hexId(id) }, phi]);
         }

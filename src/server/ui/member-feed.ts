@@ -22,7 +22,7 @@ import type { Member } from '../../replica/member/member.js';
 import { hexId } from '../../replica/member/member-id.js';
 import type { ReplicaObserver } from '../../replica/replica.js';
 import { decodeEtcdEntry } from '../../replica/member/server-machine.js';
-import { suspicionOf, type PeerSuspicion, type Suspicion } from '../peer-suspicion.js';
+import { hearsFrom, suspicionOf, type PeerSuspicion, type Suspicion } from '../peer-suspicion.js';
 import type { PeerEvent } from '../peer-transport.js';
 
 /** Leader changes kept (the dashboard's timeline), oldest dropped first. */
@@ -328,7 +328,7 @@ export class MemberFeed {
     const heard = this.peers?.heard(peer);
     const now = this.clock.nowMs();
     const silentMs = heard === undefined ? null : Math.max(0, now - heard.localMs);
-    const expected = raft !== undefined && (raft.role === 'leader' || raft.leader === peer);
+    const expected = raft !== undefined && hearsFrom(raft, peer);
     if (!expected) return { silentMs, phi: null, silence: 'n/a' };
     const phi = this.suspicion.phi(peer, now);
     if (phi === undefined) return { silentMs, phi: null, silence: 'suspect' };
