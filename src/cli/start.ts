@@ -40,6 +40,11 @@ export function registerStart(program: Command): void {
       String(NODE_DEFAULTS.electionMs),
     )
     .option(
+      '--pause-tolerance <ms>',
+      'a leader pause this long causes no election (default 1.5 × --election-timeout; 0: off)',
+    )
+    .option('--leader-detector <kind>', "what judges the leader's silence: phi or fixed", 'phi')
+    .option(
       '--snapshot-count <n>',
       'applied entries between snapshots',
       String(NODE_DEFAULTS.snapshotCount),

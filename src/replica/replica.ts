@@ -6,6 +6,7 @@ import type { Mutants } from '../core/base/mutants.js';
 import { NO_MUTANTS } from '../core/base/mutants.js';
 import { prng as makePrng, type Prng } from '../core/base/prng.js';
 import type { LogIndex, NodeId, Term } from '../core/base/units.js';
+import { NONE } from '../core/base/units.js';
 import { Raft } from '../core/raft/raft.js';
 import type {
   ConfChange,
@@ -19,6 +20,7 @@ import type {
 } from '../core/raft/types.js';
 import type { StateMachine } from '../core/state/machine.js';
 import type { Cancel, Clock, Disk, Transport } from './io.js';
+import { LeaderWatch, type LeaderDetectorKind } from './leader-watch.js';
 import {
   encodeEntries,
   encodeHardState,
@@ -65,6 +67,13 @@ export interface ReplicaConfig {
    * Ready that carries a term not yet on disk.
    */
   readonly leaderSendsBeforeSync?: boolean;
+  /**
+   * A pause of the leader this long causes no election (issue 19; leader-watch.ts, raft.ts
+   * pauseTicks). Default 0: the randomized election timeout alone judges silence, as in etcd.
+   */
+  readonly pauseToleranceMs?: number;
+  /** Which detector judges the leader's silence when pauseToleranceMs is set. Default phi. */
+  readonly leaderDetector?: LeaderDetectorKind;
 }
 
 /** Messages a leader may send before its own Ready is durable (leaderSendsBeforeSync). */
@@ -127,6 +136,12 @@ export const PENDING_REQUESTS_MAX = 10_000;
  */
 const CATCH_UP_ELECTIONS_MAX = 3;
 /**
+ * A catch-up of more than this many ticks means this process was stalled (stopped, starved,
+ * a long GC) rather than a timer firing a little late; with a pause tolerance the stalled ticks
+ * count toward no timer that judges others' silence (raft.ts, tickStalled).
+ */
+const STALL_TICKS_MIN = 2;
+/**
  * How long after taking evidence that the leader is gone (peerUnreachable) a follower starts its
  * pre-vote: its rank among the surviving voters times this slot, plus a random part below
  * EVIDENCE_JITTER_MS. Followers see the same refused reconnect within a few milliseconds of each
@@ -161,6 +176,8 @@ export class Replica<R> {
   private readonly evidencePrng: Prng;
   /** The evidence campaign waiting for its moment, if any. */
   private evidenceTimer: Cancel | undefined;
+  /** The detector on the leader's heartbeats; undefined without a pause tolerance. */
+  private readonly leaderWatch: LeaderWatch | undefined;
   /** A snapshot of our own to write with the next batch. */
   private ownSnapshot: Snapshot | undefined;
   /** The last index written to the WAL (for the rewriteNotSynced mutant only). */
@@ -184,6 +201,14 @@ export class Replica<R> {
     this.mutants = cfg.mutants ?? NO_MUTANTS;
     this.prng = makePrng(cfg.seed);
     this.evidencePrng = this.prng.fork('evidence');
+    this.leaderWatch =
+      (cfg.pauseToleranceMs ?? 0) > 0
+        ? new LeaderWatch({
+            kind: cfg.leaderDetector ?? 'phi',
+            heartbeatMs: cfg.tickMs * cfg.heartbeatTicks,
+            pauseToleranceMs: cfg.pauseToleranceMs ?? 0,
+          })
+        : undefined;
     this.nextReadContext = 1 + this.prng.fork('read-contexts').int(0, 2 ** 31) * 2 ** 20;
     const walBytes = disk.read(WAL_FILE);
     const rec = recover(walBytes, disk.read(SNAP_FILE), {
@@ -204,6 +229,9 @@ export class Replica<R> {
       initialConf: cfg.initialConf,
       electionTicks: cfg.electionTicks,
       heartbeatTicks: cfg.heartbeatTicks,
+      ...((cfg.pauseToleranceMs ?? 0) > 0
+        ? { pauseTicks: Math.ceil((cfg.pauseToleranceMs ?? 0) / cfg.tickMs) }
+        : {}),
       ...(cfg.preVote !== undefined ? { preVote: cfg.preVote } : {}),
       ...(cfg.checkQuorum !== undefined ? { checkQuorum: cfg.checkQuorum } : {}),
       prng: this.prng.fork('election'),
@@ -258,7 +286,26 @@ export class Replica<R> {
       this.raft.tick();
       this.tickedToMs = this.clock.nowMs();
     } else this.catchUp();
+    this.judgeSilence();
     this.process();
+  }
+
+  /**
+   * Act on the detector: a leader silent past the tolerated pause is suspected the way a refused
+   * reconnect is (`suspectLeader`), and the pre-vote starts after the same rank delay.
+   */
+  private judgeSilence(): void {
+    const w = this.leaderWatch;
+    const raft = this.raft;
+    if (w === undefined || raft.role !== 'follower' || raft.leader === NONE) return;
+    if (w.silent(raft.leader, this.clock.nowMs())) this.suspectLeader(raft.leader, 'silent');
+  }
+
+  /** The detector's level for the leader we follow (0 if none, or without a pause tolerance). */
+  leaderSilenceLevel(): number {
+    const raft = this.raft;
+    if (this.leaderWatch === undefined || raft.role !== 'follower') return 0;
+    return this.leaderWatch.level(raft.leader, this.clock.nowMs());
   }
 
   /**
@@ -284,7 +331,14 @@ export class Replica<R> {
     if (due <= 0) return;
     this.tickedToMs += due * this.cfg.tickMs;
     const n = Math.min(due, CATCH_UP_ELECTIONS_MAX * this.cfg.electionTicks);
-    for (let i = 0; i < n; i++) this.raft.tick();
+    if (this.leaderWatch === undefined || due <= STALL_TICKS_MIN) {
+      for (let i = 0; i < n; i++) this.raft.tick();
+      return;
+    }
+    // A stall: all but the last tick passed while this process could hear nothing.
+    this.leaderWatch.shift((due - 1) * this.cfg.tickMs);
+    for (let i = 1; i < n; i++) this.raft.tickStalled();
+    this.raft.tick();
   }
 
   /**
@@ -296,7 +350,17 @@ export class Replica<R> {
   peerUnreachable(peer: NodeId): void {
     if (this.stopped) return;
     if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
-    if (!this.raft.leaderUnreachable(peer) || this.evidenceTimer !== undefined) return;
+    this.suspectLeader(peer, 'refused');
+  }
+
+  /**
+   * Evidence against `peer`, the leader we follow: a refused reconnect, or the detector's
+   * silence. If the core takes it, this member's pre-vote starts after its evidence delay.
+   */
+  private suspectLeader(peer: NodeId, why: 'refused' | 'silent'): void {
+    const taken =
+      why === 'refused' ? this.raft.leaderUnreachable(peer) : this.raft.leaderSilent(peer);
+    if (!taken || this.evidenceTimer !== undefined) return;
     const survivors = this.raft
       .conf()
       .voters.filter((v) => v !== peer)
@@ -316,6 +380,12 @@ export class Replica<R> {
     if (this.stopped) return;
     if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
     this.raft.step(m);
+    if (
+      this.leaderWatch !== undefined &&
+      m.from === this.raft.leader &&
+      (m.type === 'heartbeat' || m.type === 'app' || m.type === 'snap')
+    )
+      this.leaderWatch.heard(m.from, this.clock.nowMs());
     this.process();
   }
 

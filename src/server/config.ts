@@ -26,6 +26,8 @@ export interface StartOptions extends Pick<
   | 'initialClusterToken'
   | 'heartbeatMs'
   | 'electionMs'
+  | 'pauseToleranceMs'
+  | 'leaderDetector'
   | 'snapshotCount'
 > {
   readonly listenClientUrls: readonly string[];
@@ -76,6 +78,8 @@ export interface StartFlags {
   readonly initialClusterToken?: string;
   readonly heartbeatInterval?: string;
   readonly electionTimeout?: string;
+  readonly pauseTolerance?: string;
+  readonly leaderDetector?: string;
   readonly snapshotCount?: string;
   readonly maxRequestBytes?: string;
   readonly logLevel?: string;
@@ -234,6 +238,13 @@ function positiveInt(flag: string, value: string | undefined, dflt: number): num
   return n;
 }
 
+function nonNegativeInt(flag: string, value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0)
+    throw new ConfigError(`${flag} must be a non-negative integer`);
+  return n;
+}
+
 /** Parse `name=url,name=url`; a name may appear more than once for several peer URLs. */
 export function parseInitialCluster(value: string): InitialMember[] {
   const byName = new Map<string, string[]>();
@@ -297,6 +308,13 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     throw new ConfigError(
       `--election-timeout (${electionMs} ms) should be at least 5 times --heartbeat-interval (${heartbeatMs} ms)`,
     );
+  const pauseToleranceMs =
+    f.pauseTolerance === undefined
+      ? undefined
+      : nonNegativeInt('--pause-tolerance', f.pauseTolerance);
+  const detector = f.leaderDetector ?? 'phi';
+  if (detector !== 'phi' && detector !== 'fixed')
+    throw new ConfigError(`--leader-detector must be phi or fixed, not '${detector}'`);
   const level = f.logLevel ?? 'info';
   if (level !== 'debug' && level !== 'info' && level !== 'warn' && level !== 'error')
     throw new ConfigError(`--log-level must be debug, info, warn or error`);
@@ -317,6 +335,8 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
     ...(clientTls === undefined && f.autoTls === true ? { clientAutoTls: true } : {}),
     heartbeatMs,
     electionMs,
+    ...(pauseToleranceMs === undefined ? {} : { pauseToleranceMs }),
+    leaderDetector: detector,
     snapshotCount: positiveInt('--snapshot-count', f.snapshotCount, NODE_DEFAULTS.snapshotCount),
     maxRequestBytes: positiveInt(
       '--max-request-bytes',

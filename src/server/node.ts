@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { assert } from '../core/base/assert.js';
 import { nodeId, type NodeId } from '../core/base/units.js';
 import type { Clock } from '../replica/io.js';
+import type { LeaderDetectorKind } from '../replica/leader-watch.js';
 import { Member } from '../replica/member/member.js';
 import {
   MEMBER_DEFAULTS,
@@ -49,6 +50,13 @@ export interface NodeConfig {
   /** etcd's --heartbeat-interval and --election-timeout, in ms. */
   readonly heartbeatMs: number;
   readonly electionMs: number;
+  /**
+   * `--pause-tolerance`: a leader pause this long causes no election; default 1.5 × electionMs,
+   * 0 for etcd's behaviour (member-config.ts).
+   */
+  readonly pauseToleranceMs?: number;
+  /** `--leader-detector`: phi (default) or fixed (leader-watch.ts). */
+  readonly leaderDetector?: LeaderDetectorKind;
   /** Entries applied between snapshots (etcd's --snapshot-count). */
   readonly snapshotCount: number;
   /** How long a request may wait for a leader, a forward or a commit. */
@@ -235,6 +243,8 @@ export class EtcdNode {
         advertiseClientUrls: cfg.advertiseClientUrls,
         heartbeatMs: cfg.heartbeatMs,
         electionMs: cfg.electionMs,
+        ...(cfg.pauseToleranceMs === undefined ? {} : { pauseToleranceMs: cfg.pauseToleranceMs }),
+        ...(cfg.leaderDetector === undefined ? {} : { leaderDetector: cfg.leaderDetector }),
         snapshotCount: cfg.snapshotCount,
         requestTimeoutMs: cfg.requestTimeoutMs,
         ...(cfg.mutants === undefined ? {} : { mutants: cfg.mutants }),

@@ -186,6 +186,12 @@ export interface SimConfig {
    * and may start an early election (issue 19). Absent: no such evidence, as before it existed.
    */
   readonly crashEvidenceMeanMs?: number;
+  /**
+   * A leader pause this long causes no election (member-config.ts, pauseToleranceMs; issue 19),
+   * judged by `leaderDetector`. Absent or 0: the randomized election timeout alone, as before.
+   */
+  readonly pauseToleranceMs?: number;
+  readonly leaderDetector?: 'phi' | 'fixed';
 }
 
 export interface Schedule {
@@ -377,8 +383,25 @@ export function generateSchedule(seed: number, opts: { faultPhaseMs?: number } =
       patientClients,
       patientWaitMs,
       ...(crashEvidenceMeanMs === undefined ? {} : { crashEvidenceMeanMs }),
+      ...pauseTolerance(root.fork('pause-tolerance'), electionTicks * 10),
     },
     faults,
+  };
+}
+
+/**
+ * Swarm: a third of the seeds judge silence by the randomized timeout alone (etcd's way), the
+ * rest tolerate a leader pause of 1.5 election timeouts (the production default) or of 3, with
+ * either detector. The nemesis's pauses (authorityFault, the pause faults) straddle these.
+ */
+function pauseTolerance(
+  p: Prng,
+  electionMs: number,
+): { pauseToleranceMs?: number; leaderDetector?: 'phi' | 'fixed' } {
+  if (p.chance(1 / 3)) return {};
+  return {
+    pauseToleranceMs: p.pick([1.5, 1.5, 3]) * electionMs,
+    leaderDetector: p.chance(0.7) ? 'phi' : 'fixed',
   };
 }
 

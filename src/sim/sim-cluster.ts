@@ -157,6 +157,9 @@ export class SimCluster {
           advertiseClientUrls: [`http://n${node.id}.sim:2379`],
           heartbeatMs: cfg.tickMs,
           electionMs,
+          // Recorded schedules have none: they replay as they ran, by the timeout alone.
+          pauseToleranceMs: cfg.pauseToleranceMs ?? 0,
+          ...(cfg.leaderDetector === undefined ? {} : { leaderDetector: cfg.leaderDetector }),
           snapshotCount: cfg.snapshotEntries,
           snapshotKeepEntries: 10,
           requestTimeoutMs: REQUEST_TIMEOUT_ELECTIONS * electionMs,

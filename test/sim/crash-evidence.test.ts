@@ -42,14 +42,22 @@ async function observe(schedule: Schedule): Promise<Seen & { ok: boolean; messag
   }
 }
 
-/** Seed 7's workload on three members with only `faults`, evidence on unless said otherwise. */
-function withFaults(faults: Fault[], evidence = true): Schedule {
+/**
+ * Seed 7's workload on three members with only `faults`, evidence on unless said otherwise, and
+ * silence judged by the election timeout alone unless a pause tolerance is given.
+ */
+function withFaults(faults: Fault[], evidence = true, pauseToleranceMs = 0): Schedule {
   const base = generateSchedule(7);
-  const config = { ...base.config, nodes: 3 as const };
-  const { crashEvidenceMeanMs: _drop, ...without } = config;
+  const {
+    crashEvidenceMeanMs: _drop,
+    pauseToleranceMs: _p,
+    leaderDetector: _d,
+    ...without
+  } = { ...base.config, nodes: 3 as const };
+  const config = pauseToleranceMs > 0 ? { ...without, pauseToleranceMs } : without;
   return {
     ...base,
-    config: evidence ? { ...config, crashEvidenceMeanMs: 2 } : without,
+    config: evidence ? { ...config, crashEvidenceMeanMs: 2 } : config,
     faults,
   };
 }
@@ -80,4 +88,42 @@ test('a schedule without crash evidence (recorded before it existed) replays wit
   );
   assert.equal(r.ok, true, r.message);
   assert.deepEqual(r.reports, []);
+});
+
+/** Run `schedule`, counting the terms that began (any member's first message of a new term). */
+async function termsBegun(schedule: Schedule): Promise<{ ok: boolean; terms: number }> {
+  const step = Object.getOwnPropertyDescriptor(Raft.prototype, 'step');
+  assert.ok(step);
+  const stepFn = step.value as (this: Raft, m: Parameters<Raft['step']>[0]) => void;
+  const terms = new Set<number>();
+  Raft.prototype.step = function (this: Raft, m): void {
+    stepFn.call(this, m);
+    terms.add(this.term);
+  };
+  try {
+    const r = await runSchedule(schedule);
+    return { ok: r.ok, terms: terms.size };
+  } finally {
+    Object.defineProperty(Raft.prototype, 'step', step);
+  }
+}
+
+test('with a pause tolerance, a shorter pause of the leader causes no election', async () => {
+  const base = generateSchedule(7);
+  const electionMs = base.config.electionTicks * base.config.tickMs;
+  const pause = (durationMs: number): Fault[] => [
+    { kind: 'pause', at: 1000, target: 'leader', durationMs },
+  ];
+  const tolerated = await termsBegun(withFaults(pause(1.3 * electionMs), true, 1.5 * electionMs));
+  const calm = await termsBegun(withFaults([], true, 1.5 * electionMs));
+  assert.ok(tolerated.ok && calm.ok);
+  assert.equal(tolerated.terms, calm.terms, 'the pause added no term');
+  // Without the tolerance the same pause outlasts the election timeout: a new term.
+  const judged = await termsBegun(withFaults(pause(1.3 * electionMs), true, 0));
+  assert.ok(judged.ok);
+  assert.ok(judged.terms > calm.terms, `terms ${judged.terms} vs ${calm.terms} without a pause`);
+  // And one longer than the tolerance is judged by the detector: a new term.
+  const long = await termsBegun(withFaults(pause(4 * electionMs), true, 1.5 * electionMs));
+  assert.ok(long.ok);
+  assert.ok(long.terms > calm.terms, 'a pause past the tolerance elects');
 });

@@ -52,6 +52,16 @@ export interface RaftOptions {
   readonly electionTicks: number;
   /** Heartbeat interval in ticks; must be well below electionTicks (Raft §5.6). */
   readonly heartbeatTicks: number;
+  /**
+   * Silence from the leader we follow that is tolerated without an election, in ticks (issue 19:
+   * a paused leader is not a dead one). Default 0: etcd's behaviour. When set, a follower of a
+   * known leader campaigns on silence only when told (`leaderSilent`, the replica's heartbeat
+   * detector) or, as a ceiling, once its randomized timeout plus these ticks have passed; and a
+   * node's own stall (`tickStalled`) counts toward neither its election nor its CheckQuorum
+   * timer, since nobody could be heard while it was stopped. Votes are still refused only within
+   * `electionTicks` of hearing the leader (inLease), so once a detector fires, its peers grant.
+   */
+  readonly pauseTicks?: number;
   /** PreVote (thesis §9.6): a partitioned node cannot raise terms and disrupt a healthy leader. Default on. */
   readonly preVote?: boolean;
   /** CheckQuorum (thesis §6.2): a leader that lost its majority steps down within a timeout. Default on. */
@@ -400,15 +410,44 @@ export class Raft {
     this.checkInvariants();
   }
 
+  /**
+   * The replica's heartbeat detector judges the leader we follow silent past what a pause may
+   * last (`pauseTicks`): the same evidence as `leaderUnreachable`, and harmless for the same
+   * reasons (PreVote, and voters that still hear the leader refuse).
+   */
+  leaderSilent(id: NodeId): boolean {
+    return this.leaderUnreachable(id);
+  }
+
   tick(): void {
     if (this.role === 'leader') this.tickLeader();
     else this.tickElection();
     this.checkInvariants();
   }
 
+  /**
+   * One tick of time during which this node itself was stopped (a stall the replica measured):
+   * heartbeats and the transfer and snapshot timers are due as usual, but a stalled node heard
+   * nobody, so neither its election timer nor its CheckQuorum window counts the tick. Safety
+   * does not rest on either timer (quorum intersection does, lease-clock.ts); without
+   * `pauseTicks` this is a plain tick.
+   */
+  tickStalled(): void {
+    if ((this.opts.pauseTicks ?? 0) === 0) {
+      this.tick();
+      return;
+    }
+    this.electionElapsed--;
+    this.tick();
+    if (this.electionElapsed < 0) this.electionElapsed = 0;
+  }
+
   private tickElection(): void {
     this.electionElapsed++;
-    if (this.promotable() && this.electionElapsed >= this.randomizedElectionTicks) {
+    // With a leader to wait for, a pause of it is tolerated: the detector decides sooner.
+    const ceiling =
+      this.randomizedElectionTicks + (this.leader !== NONE ? (this.opts.pauseTicks ?? 0) : 0);
+    if (this.promotable() && this.electionElapsed >= ceiling) {
       this.electionElapsed = 0;
       this.campaign(this.preVote ? 'pre' : 'election');
     }

@@ -6,6 +6,7 @@ import type { NodeId } from '../../core/base/units.js';
 import type { ConfState } from '../../core/raft/types.js';
 import type { Clock, Disk, PeerChannel, Transport } from '../io.js';
 import type { ReplicaObserver } from '../replica.js';
+import type { LeaderDetectorKind } from '../leader-watch.js';
 
 export interface InitialMember {
   readonly name: string;
@@ -31,6 +32,15 @@ export interface MemberConfig {
   readonly heartbeatMs: number;
   /** etcd's --election-timeout, in ms; at least two heartbeats. Default 1000. */
   readonly electionMs: number;
+  /**
+   * A pause of the leader this long causes no election (issue 19): silence is judged by the
+   * leader detector, and a dead leader is found by evidence instead (a refused reconnect).
+   * Default 1.5 × electionMs (1,500 ms at etcd's timing); 0 turns it off (etcd's behaviour:
+   * the randomized election timeout alone).
+   */
+  readonly pauseToleranceMs?: number;
+  /** The detector that judges the leader's silence: φ accrual (default) or a fixed timeout. */
+  readonly leaderDetector?: LeaderDetectorKind;
   /** Entries applied between snapshots (etcd's --snapshot-count). Default 100,000. */
   readonly snapshotCount: number;
   /** Entries kept after a snapshot, so slightly lagging followers need none. Default min(5000, snapshotCount). */
@@ -46,6 +56,9 @@ export interface MemberConfig {
   /** Planted bugs for the simulator's mutation runs; never set in production. */
   readonly mutants?: Mutants;
 }
+
+/** The default pause tolerance, as a multiple of the election timeout. */
+export const PAUSE_TOLERANCE_ELECTIONS = 1.5;
 
 export const MEMBER_DEFAULTS = {
   heartbeatMs: 100,

@@ -50,6 +50,7 @@ import { LeaderTransfer, type TransferResult } from './leader-transfer.js';
 import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
 import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
+import { PAUSE_TOLERANCE_ELECTIONS } from './member-config.js';
 import { etcdErrorOf, RequestError } from './request-error.js';
 import {
   encodeEtcdEntry,
@@ -198,6 +199,8 @@ export class Member implements KvBackend {
         seed: prng.fork('replica').int(1, 2 ** 31),
         batchReads: true,
         leaderSendsBeforeSync: true,
+        pauseToleranceMs: cfg.pauseToleranceMs ?? PAUSE_TOLERANCE_ELECTIONS * cfg.electionMs,
+        ...(cfg.leaderDetector !== undefined ? { leaderDetector: cfg.leaderDetector } : {}),
         mutants: this.mutants,
         ...(cfg.entriesPerAppendMax !== undefined
           ? { entriesPerAppendMax: cfg.entriesPerAppendMax }
