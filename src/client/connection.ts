@@ -9,8 +9,10 @@
 //   attempt runs past `attemptTimeoutMs` is retried on the next endpoint, round robin, with a
 //   short backoff after each full round, until the call's `timeoutMs` is spent.
 // - A *write* (Put, DeleteRange, a Txn with a Put or Delete, LeaseGrant, LeaseRevoke, Compact) is
-//   retried on the next endpoint only when the failure proves the request never left this process:
-//   grpc-js reports "No connection established" (the channel could not connect). Any other
+//   retried on the next endpoint only when the failure proves the request was not done: grpc-js
+//   reports "No connection established" (the channel could not connect), or the member answered
+//   with a refusal it gives only for what it did not do (`no leader`, `not leader`, `leader
+//   changed`, `too many requests`; REFUSALS below). Any other
 //   Unavailable-class failure after the request may have been sent (connection dropped mid-call,
 //   server-side timeout) is reported as UnknownOutcomeError and NOT retried, because a Put or a
 //   Txn applied twice is a different history. A TimeoutError from a write likewise means the
@@ -114,8 +116,24 @@ export function neverSent(e: GrpcFailure): boolean {
 
 type Verdict = 'retry' | 'unknown' | 'fatal';
 
+/**
+ * Answers a member gives only when it did nothing and will do nothing with the request, on
+ * tenure (its REFUSAL_MESSAGES) and on etcd 3.4 alike: `no leader` is the gRPC interceptor's
+ * answer before the request is looked at; `not leader` and `leader changed` come from lease and
+ * read paths that propose nothing (v3_server.go); `too many requests` is refused before the
+ * proposal. A write refused so is safe to send to the next member at once: the deposed leader
+ * let go of it, so the client moves on without waiting out a timeout (issue 19).
+ */
+const REFUSALS: ReadonlySet<string> = new Set([
+  'etcdserver: no leader',
+  'etcdserver: not leader',
+  'etcdserver: leader changed',
+  'etcdserver: too many requests',
+]);
+
 function classify(e: GrpcFailure, typed: EtcdError, kind: CallKind): Verdict {
   if (neverSent(e)) return 'retry';
+  if (REFUSALS.has(e.details)) return 'retry';
   const transient =
     typed instanceof UnavailableError || e.code === (grpc.status.DEADLINE_EXCEEDED as number);
   // A stream reset or a server bug (INTERNAL) after the request went out says nothing about

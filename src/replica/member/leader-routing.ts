@@ -9,6 +9,7 @@ import { NONE } from '../../core/base/units.js';
 import type { EtcdError } from '../../core/state/etcd-errors.js';
 import {
   ERR_CANCELED,
+  ERR_LEADER_CHANGED,
   ERR_NO_LEADER,
   ERR_NOT_LEADER,
   ERR_STOPPED,
@@ -95,14 +96,22 @@ export class LeaderRouting {
       if (d.mutants.has('unknownAsRefusal')) return new RequestError(maybeDone);
       return new RequestError(unknownOutcome(maybeDone));
     };
+    /** We led when the last attempt started, and it was refused because we no longer do. */
+    let steppedDown = false;
     for (;;) {
       if (d.isStopped()) throw fail(ERR_STOPPED);
       if (signal?.aborted) throw fail(ERR_CANCELED);
       const raft = d.replica().raft;
       let a: ForwardAnswer;
+      const local = raft.role === 'leader';
       try {
-        if (raft.role === 'leader') {
+        if (local) {
           a = await d.waiters.withDeadline(d.serveLocal(op, deadlineMs), deadlineMs, signal);
+        } else if (raft.leader === NONE && steppedDown) {
+          // A deposed leader lets go at once (issue 19): with no successor known here (it stepped
+          // down by CheckQuorum, cut off), the client is better served by another member now
+          // than by this one at the deadline. Nothing was done: a definite refusal.
+          throw fail(ERR_LEADER_CHANGED);
         } else if (raft.leader === NONE) {
           await d.waiters.untilLeaderChange(deadlineMs, signal, ERR_NO_LEADER);
           continue;
@@ -137,6 +146,12 @@ export class LeaderRouting {
         if (repeat === 'never' && !d.mutants.has('repeatUnknownWrite')) throw fail(a.error);
       } else if (a.error.message !== ERR_NOT_LEADER.message) {
         throw fail(a.error);
+      } else if (local && d.replica().raft.role !== 'leader') {
+        // Refused because we stepped down (not because a transfer we lead is under way: then we
+        // still lead, and ask again after the pause below).
+        steppedDown = true;
+        // Its successor, if this member knows it already, takes the request without a pause.
+        if (d.replica().raft.leader !== NONE) continue;
       }
       if (d.isStopped()) throw fail(ERR_STOPPED);
       try {

@@ -316,6 +316,7 @@ export class Member implements KvBackend {
       // (a link that broke, a full queue), and nothing asks again. So an attempt lasts half an
       // election timeout; then it is forgotten and asked anew (a later read point is as good).
       let forget: () => void = () => {};
+      const led = this.replica.raft.role === 'leader';
       const attemptEnd = Math.min(deadline, this.clock.nowMs() + this.cfg.electionMs / 2);
       const o = await this.waiters
         .withDeadline(
@@ -332,7 +333,10 @@ export class Member implements KvBackend {
       if (o === undefined) continue;
       if (o.ok) return;
       if (o.reason === 'busy') throw new RequestError(ERR_TOO_MANY_REQUESTS);
-      // notLeader: the leader changed before it confirmed; try again with the next one.
+      // notLeader: the leader changed before it confirmed; try again with the next one. A
+      // deposed leader that knows no successor lets go at once instead (issue 19): the client
+      // reads elsewhere now rather than here at the deadline.
+      if (led && !this.hasLeader()) throw new RequestError(ERR_LEADER_CHANGED);
     }
   }
 
