@@ -419,6 +419,14 @@ export class Raft {
     return this.leaderUnreachable(id);
   }
 
+  /**
+   * We follow a leader that we hold evidence against (a refused reconnect, or the detector's
+   * silence) and have not heard from since: what we send it now most likely goes nowhere.
+   */
+  get leaderSuspected(): boolean {
+    return this.leaderGone !== NONE && this.leaderGone === this.leader;
+  }
+
   tick(): void {
     if (this.role === 'leader') this.tickLeader();
     else this.tickElection();

@@ -102,6 +102,18 @@ export class LeaderRouting {
       if (d.isStopped()) throw fail(ERR_STOPPED);
       if (signal?.aborted) throw fail(ERR_CANCELED);
       const raft = d.replica().raft;
+      if (raft.role !== 'leader' && raft.leaderSuspected) {
+        // Evidence that the leader's process is gone (issue 19): a request forwarded there now
+        // would be lost and, unanswered, reported as an unknown outcome. Wait for the election
+        // the evidence starts (or the leader to speak again) and send it where it can be done.
+        const untilMs = Math.min(deadlineMs, d.clock.nowMs() + d.heartbeatMs);
+        try {
+          await d.waiters.untilLeaderChange(untilMs, signal, ERR_NO_LEADER);
+        } catch (e) {
+          if (untilMs >= deadlineMs || signal?.aborted) throw fail(etcdErrorOf(e) ?? ERR_TIMEOUT);
+        }
+        continue;
+      }
       let a: ForwardAnswer;
       const local = raft.role === 'leader';
       try {
