@@ -225,6 +225,8 @@ class Outbound {
   private unacked: Unacked[] = [];
   private batchesWritten = 0;
   private batchesAcked = 0;
+  /** The peer's own connection to us closed: probe its port once ours closes too. */
+  private lossProbe = false;
 
   constructor(
     private readonly peer: NodeId,
@@ -254,6 +256,26 @@ class Outbound {
     }
     if (!this.socket) this.connect();
     else if (this.connected) this.scheduleFlush();
+  }
+
+  /**
+   * The connection the peer dialled to us, which had carried its messages, closed. A killed
+   * process's sockets all close; ours to it may not have carried anything the peer acknowledged
+   * (a follower's link to its leader carries only answers, acknowledged in batches), and then
+   * its close alone would not start the loss probe. Dial soon, so that a refused port becomes
+   * the evidence that the process is gone (issue 19) on either link.
+   */
+  peerLost(): void {
+    if (this.closed) return;
+    if (this.socket !== undefined) {
+      this.lossProbe = true;
+      return;
+    }
+    if (this.retry !== undefined) clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.connect();
+    }, PEER_LOSS_PROBE_MS);
   }
 
   private connect(): void {
@@ -351,7 +373,8 @@ class Outbound {
       if (refused && !wasConnected) this.onEvent({ type: 'unreachable', peer: this.peer });
       // Reconnect only when there is something to say (Raft's heartbeats keep the link busy),
       // or once soon after losing a working connection, to learn whether the peer is gone.
-      const probe = acknowledged;
+      const probe = acknowledged || this.lossProbe;
+      this.lossProbe = false;
       this.retry = setTimeout(
         () => {
           this.retry = undefined;
@@ -829,7 +852,10 @@ export class PeerTransport implements Transport {
     s.on('close', () => {
       this.inbound.delete(s);
       if (ackTimer) clearTimeout(ackTimer);
-      if (from !== undefined && this.latest.get(from) === s) this.latest.delete(from);
+      if (from !== undefined && this.latest.get(from) === s) {
+        this.latest.delete(from);
+        this.outbound.get(from)?.peerLost();
+      }
     });
   }
 
