@@ -152,6 +152,13 @@ const STALL_TICKS_MIN = 2;
  */
 export const EVIDENCE_RANK_SLOT_MS = 20;
 export const EVIDENCE_JITTER_MS = 10;
+/**
+ * An evidence campaign still undecided this long after its pre-vote asks again (raft.ts,
+ * repeatPreVote), at most EVIDENCE_PREVOTE_REPEATS_MAX times: the voter that refused it may have
+ * taken the same evidence since. Two rank slots: that voter's own campaign has started by then.
+ */
+export const EVIDENCE_PREVOTE_REPEAT_MS = 2 * EVIDENCE_RANK_SLOT_MS;
+export const EVIDENCE_PREVOTE_REPEATS_MAX = 3;
 
 export class Replica<R> {
   readonly raft: Raft;
@@ -373,6 +380,19 @@ export class Replica<R> {
       if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
       this.raft.campaignOnEvidence();
       this.process();
+      this.repeatPreVote(EVIDENCE_PREVOTE_REPEATS_MAX);
+    });
+  }
+
+  private repeatPreVote(left: number): void {
+    if (left <= 0 || this.raft.role !== 'preCandidate') return;
+    this.evidenceTimer = this.clock.after(EVIDENCE_PREVOTE_REPEAT_MS, () => {
+      this.evidenceTimer = undefined;
+      if (this.stopped || this.raft.role !== 'preCandidate') return;
+      if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
+      this.raft.repeatPreVote();
+      this.process();
+      this.repeatPreVote(left - 1);
     });
   }
 

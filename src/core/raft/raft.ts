@@ -420,6 +420,19 @@ export class Raft {
   }
 
   /**
+   * Ask again for the pre-votes of an undecided pre-vote campaign (the replica does, a few times,
+   * after one started on evidence). A voter that refused it while it still heard the leader may
+   * hold the same evidence by now: its own probe of the dead leader's port came later. Without
+   * asking again, the campaign waits out a whole randomized timeout, and if that voter meanwhile
+   * campaigned too with a shorter log, each refuses the other until then. A pre-vote changes no
+   * term and no vote (thesis §9.6), so asking again is harmless.
+   */
+  repeatPreVote(): void {
+    if (this.role === 'preCandidate') this.campaign('pre');
+    this.checkInvariants();
+  }
+
+  /**
    * We follow a leader that we hold evidence against (a refused reconnect, or the detector's
    * silence) and have not heard from since: what we send it now most likely goes nowhere.
    */
