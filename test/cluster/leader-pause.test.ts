@@ -57,8 +57,19 @@ async function withCluster(extraArgs: string[], body: (c: Cluster) => Promise<vo
   }
 }
 
+/** The follower's tenure_leader_silence_phi sample from its /metrics, if any. */
+async function silencePhi(endpoint: string): Promise<number | undefined> {
+  const text = await (await fetch(`${endpoint}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('tenure_leader_silence_phi{'));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
 test('leader pauses up to 1.5 s cause no election; 3 s does', { timeout: 180_000 }, async (t) => {
   await withCluster([], async (c) => {
+    const { index } = await agreed(c);
+    const follower = c.endpoints.find((_, i) => i !== index) as string;
+    const phi = await silencePhi(follower);
+    assert.ok(phi !== undefined && phi < 8, `a follower shows its leader's silence level: ${phi}`);
     for (const pauseMs of [1000, 1500, 1500, 1500]) {
       const elected = await pauseLeader(c, pauseMs);
       t.diagnostic(`pause ${pauseMs} ms: ${elected ? 'election' : 'no election'}`);

@@ -9,6 +9,7 @@
 // plain numbers (families.ts); histograms count into arrays (histogram.ts).
 import { Registry } from 'prom-client';
 import type { NodeId } from '../../core/base/units.js';
+import { NONE } from '../../core/base/units.js';
 import { queuePrefix } from '../../core/queue/layout.js';
 import { prefixEnd } from '../../core/state/key-range.js';
 import type { Entry } from '../../core/raft/types.js';
@@ -496,7 +497,7 @@ export class MemberMetrics implements ClientApiMetrics {
       'tenure_peer_suspicion_phi',
       'Suspicion of each peer on the phi accrual scale (8: suspect), from the batches it sends; ' +
         'only for peers Raft expects to hear from (the leader hears every follower, a ' +
-        'follower the leader). Observation: the election timeout decides elections.',
+        'follower the leader). Observation: tenure_leader_silence_phi is what elections use.',
       ['peer'],
       labelled((s) => {
         const raft = s.member.replica.raft;
@@ -508,6 +509,19 @@ export class MemberMetrics implements ClientApiMetrics {
           if (phi !== undefined) out.push([{ peer: hexId(id) }, phi]);
         }
         return out;
+      }),
+    );
+    gauges(
+      r,
+      'tenure_leader_silence_phi',
+      "A follower's suspicion of its leader on the phi scale, by the detector that starts an " +
+        'election at 8 (--leader-detector, with --pause-tolerance added to the mean interval); ' +
+        '0 on the leader, without a leader, or with --pause-tolerance 0.',
+      ['peer'],
+      labelled((s) => {
+        const raft = s.member.replica.raft;
+        if (raft.role !== 'follower' || raft.leader === NONE) return [];
+        return [[{ peer: hexId(raft.leader) }, s.member.replica.leaderSilenceLevel()]];
       }),
     );
   }
