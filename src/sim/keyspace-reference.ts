@@ -21,6 +21,7 @@
 //
 // What it cannot decide it takes from the machine it checks: the ID a lease grant chooses when
 // the request leaves it to the server (it must be new), and the refusals in MIRRORED.
+import { CLOCK_RATE_ERROR_MAX } from '../core/base/clock-drift.js';
 import type { Revision } from '../core/base/units.js';
 import type { Command } from '../core/state/command.js';
 import type { EtcdLimits } from '../core/state/etcd-limits.js';
@@ -218,17 +219,25 @@ export class KeyspaceReference {
       case 'leaseCheckpoint':
         for (const c of cmd.checkpoints) {
           const lease = this.leases.get(c.id);
-          if (lease)
-            lease.checkpointSeconds = Math.max(
-              0,
-              Math.min(c.remainingTtlSeconds, lease.ttlSeconds),
-            );
+          if (!lease) continue;
+          // null: the reset a leader commits before it answers a checkpointed lease's renewal.
+          const r = c.remainingTtlSeconds;
+          lease.checkpointSeconds = r === null ? null : Math.max(0, Math.min(r, lease.ttlSeconds));
         }
         return { header: this.rev };
       case 'leaseRefreshAll':
-        for (const lease of this.leases.values())
-          lease.deadlineMs =
-            cmd.nowMs + cmd.extraMs + (lease.checkpointSeconds ?? lease.ttlSeconds) * MS_PER_SECOND;
+        for (const lease of this.leases.values()) {
+          // A checkpointed remainder, stretched by twice the clock rate bound, or the full TTL
+          // plus the extra time, whichever is less; the refresh consumes the checkpoint.
+          const fullMs = lease.ttlSeconds * MS_PER_SECOND + cmd.extraMs;
+          const cp = lease.checkpointSeconds;
+          const lifeMs =
+            cp === null
+              ? fullMs
+              : Math.min(fullMs, cp * MS_PER_SECOND * (1 + 2 * CLOCK_RATE_ERROR_MAX));
+          lease.deadlineMs = cmd.nowMs + lifeMs;
+          lease.checkpointSeconds = null;
+        }
         return { header: this.rev };
       case 'auth':
       case 'authenticate':

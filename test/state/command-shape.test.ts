@@ -16,6 +16,9 @@ const MALFORMED = [
   '{"type":"txn","request":{}}',
   '{"type":"put","request":{}}',
   '{"type":"leaseCheckpoint"}',
+  '{"type":"leaseCheckpoint","checkpoints":[{"id":{"$n":"5"}}]}',
+  '{"type":"leaseCheckpoint","checkpoints":[{"id":5,"remainingTtlSeconds":1}]}',
+  '{"type":"leaseCheckpoint","checkpoints":[{"id":{"$n":"5"},"remainingTtlSeconds":"1"}]}',
   '{"type":"compact","request":{"revision":"x"}}',
   '{"type":"deleteRange","request":{"key":5}}',
   '{"type":"txn","request":{"compare":[{"key":{"$b":"61"},"result":"EQUAL",' +
@@ -42,4 +45,14 @@ test('a txn nested deeper than TXN_NESTING_MAX does not decode', () => {
   assert.notEqual(decodeCommand(ok), null);
   const deep = encodeCommand({ type: 'txn', request: nest(TXN_NESTING_MAX + 1) });
   assert.equal(decodeCommand(deep), null);
+});
+
+test('a checkpoint and its reset (remaining null) round-trip through the log encoding', () => {
+  for (const remainingTtlSeconds of [2.5, 0, null]) {
+    const cmd = {
+      type: 'leaseCheckpoint' as const,
+      checkpoints: [{ id: 7n, remainingTtlSeconds }],
+    };
+    assert.deepEqual(decodeCommand(encodeCommand(cmd)), cmd);
+  }
 });

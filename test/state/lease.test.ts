@@ -159,6 +159,71 @@ void test('checkpoints let the next leader continue from the remaining TTL', () 
   assert.equal(r.m.digest(), h.m.digest());
 });
 
+void test('a refresh continues a checkpoint stretched by 2ρ, capped, and consumes it', () => {
+  const h = new Harness();
+  for (const id of [1n, 2n, 3n, 4n]) ok(h.grant(id, 10, 0), 'leaseGrant');
+  ok(
+    h.run({
+      type: 'leaseCheckpoint',
+      checkpoints: [
+        { id: 1n, remainingTtlSeconds: 2.5 },
+        { id: 2n, remainingTtlSeconds: 4 },
+        { id: 3n, remainingTtlSeconds: 10 },
+      ],
+    }),
+    'leaseCheckpoint',
+  );
+  // A reset (null) clears 2's checkpoint: its renewal was answered after the checkpoint.
+  ok(
+    h.run({ type: 'leaseCheckpoint', checkpoints: [{ id: 2n, remainingTtlSeconds: null }] }),
+    'leaseCheckpoint',
+  );
+  assert.deepEqual(
+    [1n, 2n, 3n, 4n].map((id) => h.m.leaseInfo(id)?.checkpointed),
+    [true, false, true, false],
+  );
+  ok(h.run({ type: 'leaseRefreshAll', nowMs: 50_000, extraMs: 1000 }), 'leaseRefreshAll');
+  const deadline = (id: bigint) => h.m.leaseInfo(id)?.deadlineMs;
+  // 2500 ms × (1 + 2 × 0.005); a lease without a checkpoint gets TTL + extra; a checkpoint of the
+  // full TTL is stretched to 10,100 ms, still under the 11,000 ms without one.
+  assert.equal(deadline(1n), 50_000 + 2525);
+  assert.equal(deadline(2n), 50_000 + 11_000);
+  assert.equal(deadline(3n), 50_000 + 10_100);
+  assert.equal(deadline(4n), 50_000 + 11_000);
+  // The refresh consumed the checkpoints: the leader after next grants the full TTL again.
+  assert.ok([1n, 2n, 3n, 4n].every((id) => h.m.leaseInfo(id)?.checkpointed === false));
+  ok(h.run({ type: 'leaseRefreshAll', nowMs: 60_000, extraMs: 1000 }), 'leaseRefreshAll');
+  assert.equal(deadline(1n), 60_000 + 11_000);
+});
+
+void test('a checkpoint stretch never exceeds the refresh without one (small extra time)', () => {
+  const h = new Harness();
+  ok(h.grant(1n, 10, 0), 'leaseGrant');
+  ok(
+    h.run({ type: 'leaseCheckpoint', checkpoints: [{ id: 1n, remainingTtlSeconds: 10 }] }),
+    'leaseCheckpoint',
+  );
+  ok(h.run({ type: 'leaseRefreshAll', nowMs: 0, extraMs: 0 }), 'leaseRefreshAll');
+  assert.equal(h.m.leaseInfo(1n)?.deadlineMs, 10_000, 'capped at TTL + extra');
+});
+
+void test('a checkpoint of a revoked lease is ignored; a re-grant starts without one', () => {
+  const h = new Harness();
+  ok(h.grant(5n, 10, 0), 'leaseGrant');
+  ok(
+    h.run({ type: 'leaseCheckpoint', checkpoints: [{ id: 5n, remainingTtlSeconds: 1 }] }),
+    'leaseCheckpoint',
+  );
+  ok(h.run({ type: 'leaseRevoke', id: 5n }), 'leaseRevoke');
+  ok(
+    h.run({ type: 'leaseCheckpoint', checkpoints: [{ id: 5n, remainingTtlSeconds: 1 }] }),
+    'leaseCheckpoint',
+  );
+  assert.equal(h.m.leaseInfo(5n), undefined);
+  ok(h.grant(5n, 10, 0), 'leaseGrant');
+  assert.equal(h.m.leaseInfo(5n)?.checkpointed, false);
+});
+
 void test('an expired lease is not renewed; an expiry revoke yields to a renewal applied first', () => {
   const h = new Harness();
   ok(h.grant(20n, 5, 0), 'leaseGrant');

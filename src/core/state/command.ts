@@ -61,15 +61,22 @@ export type Command =
       readonly as?: AuthAs;
     }
   | { readonly type: 'leaseKeepAlive'; readonly id: LeaseId; readonly nowMs: number }
-  /** The leader's periodic record of remaining TTLs, used by the next leader's refresh. */
+  /**
+   * The leader's periodic record of remaining TTLs (etcd's LeaseCheckpoint), used by the next
+   * leader's refresh; `remainingTtlSeconds` is fractional (ms / 1000), and null resets a lease's
+   * checkpoint: the leader commits that before it answers a renewal of a checkpointed lease.
+   */
   | {
       readonly type: 'leaseCheckpoint';
       readonly checkpoints: readonly {
         readonly id: LeaseId;
-        readonly remainingTtlSeconds: number;
+        readonly remainingTtlSeconds: number | null;
       }[];
     }
-  /** A new leader's first act: every lease's deadline becomes now + extra + its TTL. */
+  /**
+   * A new leader's first act: every lease's deadline becomes now + extra + its TTL, or now + its
+   * checkpointed remainder stretched for clock rates (lease-table.ts, refreshedLifeMs).
+   */
   | { readonly type: 'leaseRefreshAll'; readonly nowMs: number; readonly extraMs: number }
   /** An Auth service request (auth-ops.ts). */
   | { readonly type: 'auth'; readonly op: AuthOp; readonly as?: AuthAs }
@@ -207,7 +214,7 @@ function isTxn(v: unknown, depth: number): boolean {
 }
 
 const isCheckpoint = (v: unknown): boolean =>
-  fields(v, { id: isBigint, remainingTtlSeconds: isFinite });
+  fields(v, { id: isBigint, remainingTtlSeconds: orNull(isFinite) });
 
 const isAs = opt((v: unknown) =>
   fields(v, { user: isString, revision: isInt, server: opt((x: unknown) => x === true) }),

@@ -422,10 +422,23 @@ export class EtcdMachine implements StateMachine<EtcdResult>, WatchSource {
     };
   }
 
-  /** A lease's granted TTL and leader-clock deadline, for the leader's own bookkeeping. */
-  leaseInfo(id: LeaseId): { readonly ttlSeconds: number; readonly deadlineMs: number } | undefined {
+  /**
+   * A lease's granted TTL, leader-clock deadline and whether a checkpoint of it is in force, for
+   * the leader's own bookkeeping.
+   */
+  leaseInfo(
+    id: LeaseId,
+  ):
+    | { readonly ttlSeconds: number; readonly deadlineMs: number; readonly checkpointed: boolean }
+    | undefined {
     const lease = this.leases.get(id);
-    return lease && { ttlSeconds: lease.ttlSeconds, deadlineMs: lease.expiryMs };
+    return (
+      lease && {
+        ttlSeconds: lease.ttlSeconds,
+        deadlineMs: lease.expiryMs,
+        checkpointed: lease.checkpointSeconds !== null,
+      }
+    );
   }
 
   leaseLeases(): LeaseLeasesResponse {

@@ -2,8 +2,12 @@
 // reading a clock: commands carry the leader's monotonic time (`nowMs`) in, every replica records
 // the same deadline, and the leader proposes a revoke when its own clock passes one
 // (docs/leases-and-time.md). A new leader first gives every lease a fresh TTL (`refreshAll`),
-// because it cannot know how long the old leader had already waited.
+// because it cannot know how long the old leader had already waited — unless the old leader
+// checkpointed the lease's remaining TTL into the log (`checkpoint`, etcd's LeaseCheckpoint): then
+// the new leader continues from that remainder, stretched for clock rates (lease-clock.ts states
+// why that keeps the lease contract).
 import { assert } from '../base/assert.js';
+import { CLOCK_RATE_ERROR_MAX } from '../base/clock-drift.js';
 import { FNV_OFFSET, fnvNumber, fnvString } from '../base/hash.js';
 import type { ByteKey } from './key-range.js';
 import type { LeaseId } from './kv-types.js';
@@ -14,7 +18,10 @@ export interface Lease {
   readonly ttlSeconds: number;
   /** Leader-clock deadline after which the leader should propose a revoke. */
   expiryMs: number;
-  /** The last checkpointed remaining TTL in seconds, or null: a new leader grants the full TTL. */
+  /**
+   * The last checkpointed remaining TTL in seconds (fractional: ms / 1000), or null: a new leader
+   * grants the full TTL. Cleared by a reset, a renewal entry and the refresh that consumed it.
+   */
   checkpointSeconds: number | null;
   /** Attached keys. */
   readonly keys: Set<ByteKey>;
@@ -41,6 +48,22 @@ const MS_PER_SECOND = 1000;
 /** Lease IDs are int64s on the wire; IDs the machine chooses are positive. */
 export const LEASE_ID_MAX = (1n << 63n) - 1n;
 export const LEASE_ID_MIN = -(1n << 63n);
+
+/**
+ * How long a refresh lets a lease live from the new leader's takeover, in ms of its clock: the
+ * full TTL plus `extraMs` without a checkpoint; with one, the remainder the old leader measured,
+ * stretched by 2ρ (the old leader's clock may have run ρ slow against true time and the new one's
+ * ρ fast: clock-drift.ts), capped at the former.
+ */
+export function refreshedLifeMs(
+  ttlSeconds: number,
+  checkpointSeconds: number | null,
+  extraMs: number,
+): number {
+  const fullMs = ttlSeconds * MS_PER_SECOND + extraMs;
+  if (checkpointSeconds === null) return fullMs;
+  return Math.min(fullMs, checkpointSeconds * MS_PER_SECOND * (1 + 2 * CLOCK_RATE_ERROR_MAX));
+}
 
 export class LeaseTable {
   private readonly leases = new Map<LeaseId, Lease>();
@@ -101,22 +124,27 @@ export class LeaseTable {
 
   /**
    * Record a lease's remaining TTL (etcd's LeaseCheckpoint), so that a new leader continues from
-   * it instead of granting the full TTL again. Unknown IDs are ignored: the lease may have been
-   * revoked after the leader took the checkpoint.
+   * it instead of granting the full TTL again; null is a reset (the leader renewed the lease: a
+   * new leader must grant the full TTL again, etcd #13491). Unknown IDs are ignored: the lease
+   * may have been revoked after the leader took the checkpoint.
    */
-  checkpoint(id: LeaseId, remainingSeconds: number): void {
+  checkpoint(id: LeaseId, remainingSeconds: number | null): void {
     const lease = this.leases.get(id);
-    if (lease) lease.checkpointSeconds = Math.max(0, Math.min(remainingSeconds, lease.ttlSeconds));
+    if (!lease) return;
+    lease.checkpointSeconds =
+      remainingSeconds === null ? null : Math.max(0, Math.min(remainingSeconds, lease.ttlSeconds));
   }
 
   /**
-   * A new leader's promotion: every lease gets now + extra + its checkpointed remaining TTL, or
-   * its full TTL when it has no checkpoint (etcd's lessor Promote).
+   * A new leader's promotion (etcd's lessor Promote): every lease gets now + TTL + extra, or, when
+   * it has a checkpoint, now + its remainder × (1 + 2ρ), never more than the former (lease-clock.ts
+   * says why either keeps the lease contract). The checkpoint is consumed: the deadline is now on
+   * this leader's clock, and a later leader without a newer checkpoint grants the full TTL again.
    */
   refreshAll(nowMs: number, extraMs: number): void {
     for (const lease of this.leases.values()) {
-      const seconds = lease.checkpointSeconds ?? lease.ttlSeconds;
-      lease.expiryMs = nowMs + extraMs + seconds * MS_PER_SECOND;
+      lease.expiryMs = nowMs + refreshedLifeMs(lease.ttlSeconds, lease.checkpointSeconds, extraMs);
+      lease.checkpointSeconds = null;
     }
   }
 
