@@ -20,6 +20,8 @@ export const MUTANTS = {
   keepaliveUnconfirmed:
     "answer lease renewals from the leader's own state, unconfirmed, and count delivered ticks (the code before the fix)",
   leaseNoRefresh: 'a new leader expires leases by the old deadlines, without refreshing them first',
+  checkpointRenewNoReset:
+    'a renewal of a checkpointed lease is answered without first committing a reset (etcd #13491)',
   unknownAsRefusal:
     "answer a write whose outcome is unknown with a refusal ('leader changed'), as before the fix",
   forwardIgnoresDeadline:

@@ -23,6 +23,22 @@
 // 19, raft.ts leaderUnreachable) can elect L' well inside that time, or even while a wrongly
 // suspected L still runs, and L's confirmations still precede E because the voters that elect L'
 // stop answering L's rounds once they vote in the later term.
+//
+// Checkpoints (etcd's LeaseCheckpoint, server/lease/lessor.go: Checkpoint,
+// checkpointScheduledLeases; Promote continues from the remainder). Without them a lock whose
+// holder died shortly before a leader change passes only after TTL + failover + TTL. So the
+// leader commits, for each lease its clock says has missed a renewal, the remainder r it holds
+// at c: a leaseCheckpoint entry. A new leader's refresh then gives that lease R + r × (1 + 2ρ)
+// instead of R + TTL + electionMs, and never more. That keeps the bound: the checkpoint says the
+// deadline L held at c, and R > c (R ≥ E, after the entry committed), so with clocks within ρ of
+// true time r × (1 + 2ρ) on L''s clock lasts at least as long as r did on L's. L's deadline can
+// only have moved later by a renewal answered after c; every such renewal commits a reset
+// (remaining null) before it is answered, when a checkpoint of its lease is committed or still
+// in flight (the fix of etcd-io/etcd#13491, #13508) — and a committed reset is in L''s log
+// before its refresh (Leader Completeness, Raft §5.4), so L' grants that lease the full TTL. A
+// checkpoint taken after the renewal counts it (it reads `renewals`). Healthy keepalives cost
+// nothing: a lease is checkpointed only below LEASE_CHECKPOINT_TTL_FRACTION, which a client
+// renewing every TTL/3 never reaches, so a renewal finds no checkpoint to reset.
 import type { Mutants } from '../../core/base/mutants.js';
 import type { Term } from '../../core/base/units.js';
 import type { LeaseId, LeaseKeepAliveResponse } from '../../core/state/kv-types.js';
@@ -43,6 +59,15 @@ export const LEASE_REVOKES_PER_CHECK_MAX = 500;
  * never falls below two thirds; one below a third has missed two renewals in a row.
  */
 export const LEASE_EXPIRING_TTL_FRACTION = 1 / 3;
+
+/**
+ * A lease is checkpointed while less than this fraction of its TTL remains by the leader's clock:
+ * it has missed a renewal. Not 2/3, where a client renewing every TTL/3 is just before each
+ * renewal: the renewal's travel and its confirmation round take it a little lower.
+ */
+export const LEASE_CHECKPOINT_TTL_FRACTION = 1 / 2;
+/** Leases in one checkpoint entry at most, the most urgent first (etcd: 1000 per batch). */
+export const LEASE_CHECKPOINTS_PER_ENTRY_MAX = 1000;
 
 /**
  * The leases by state. Only a leader whose lease clock is in force can tell: elsewhere (a
@@ -74,6 +99,11 @@ export interface LeaseClockDeps {
   readonly proposeRevoke: (id: LeaseId, ifExpiredAtMs: number, term: Term) => Promise<void>;
   readonly warn: (obj: object, msg: string) => void;
   readonly mutants: Mutants;
+  /**
+   * Whether this leader checkpoints leases that missed a renewal (on by default; off with
+   * --lease-checkpoint=false). Off, it still resets a checkpoint another leader committed.
+   */
+  readonly checkpoint: boolean;
 }
 
 export class LeaseClock {
@@ -83,12 +113,21 @@ export class LeaseClock {
   /**
    * Renewals this leader granted in its current term, as deadlines on its clock. Renewals are
    * not written to the log (etcd's lessor does the same): a new leader refreshes every lease to a
-   * full TTL plus an election timeout from its own takeover.
+   * full TTL plus an election timeout from its own takeover, or to its checkpointed remainder.
    */
   private readonly renewals = new Map<LeaseId, number>();
   private readonly revoking = new Set<LeaseId>();
   /** Renewals that arrived and wait for leadership to be confirmed: not expired meanwhile. */
   private readonly confirming = new Map<LeaseId, number>();
+  /**
+   * Leases in checkpoint entries this leader proposed in `term` and has not seen applied: a
+   * renewal of one must reset it, for the entry may still commit. One whose fate was not learnt
+   * (dropped, the term ending) stays until the term changes.
+   */
+  private pendingCheckpoints: { term: Term | 0; ids: Map<LeaseId, number> } = {
+    term: 0,
+    ids: new Map(),
+  };
   private stopped = false;
 
   constructor(private readonly deps: LeaseClockDeps) {}
@@ -164,6 +203,69 @@ export class LeaseClock {
         .catch((e: unknown) => this.deps.warn({ err: String(e) }, 'lease revoke failed'))
         .finally(() => this.revoking.delete(id));
     }
+    if (this.deps.checkpoint) this.checkpointMissed(now, raft.term);
+  }
+
+  /**
+   * Commit, in one entry, the remainder of every lease this leader's clock says has missed a
+   * renewal (below LEASE_CHECKPOINT_TTL_FRACTION and not yet expired), again at every check while
+   * it stays there, so that a new leader continues from it (the header above).
+   */
+  private checkpointMissed(now: number, term: Term): void {
+    const machine = this.deps.machine;
+    const due: { id: LeaseId; remainingMs: number }[] = [];
+    for (const id of machine.leaseLeases().leases) {
+      const info = machine.leaseInfo(id);
+      if (info === undefined || this.revoking.has(id)) continue;
+      const remainingMs = Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity) - now;
+      const ttlMs = info.ttlSeconds * 1000;
+      if (remainingMs > 0 && remainingMs < ttlMs * LEASE_CHECKPOINT_TTL_FRACTION)
+        due.push({ id, remainingMs });
+    }
+    if (due.length === 0) return;
+    due.sort((a, b) => a.remainingMs - b.remainingMs);
+    const batch = due.slice(0, LEASE_CHECKPOINTS_PER_ENTRY_MAX);
+    const data = encodeEtcdEntry(
+      {
+        type: 'leaseCheckpoint',
+        checkpoints: batch.map((c) => ({ id: c.id, remainingTtlSeconds: c.remainingMs / 1000 })),
+      },
+      this.deps.logFormat(),
+    );
+    const pending = this.pending(term);
+    for (const c of batch) pending.set(c.id, (pending.get(c.id) ?? 0) + 1);
+    this.deps.replica().propose(data, (o) => {
+      // Applied: the state now says whether the checkpoint is in force. Otherwise it may still
+      // commit under another leader: keep counting it for this term.
+      if (!o.ok || this.pendingCheckpoints.term !== term) return;
+      for (const c of batch) {
+        const n = (pending.get(c.id) ?? 1) - 1;
+        if (n <= 0) pending.delete(c.id);
+        else pending.set(c.id, n);
+      }
+    });
+  }
+
+  private pending(term: Term): Map<LeaseId, number> {
+    if (this.pendingCheckpoints.term !== term) this.pendingCheckpoints = { term, ids: new Map() };
+    return this.pendingCheckpoints.ids;
+  }
+
+  /**
+   * Whether a renewal of `id` must commit a reset before it is answered: a checkpoint of it is in
+   * force in the applied state, or one this leader proposed in its term may still commit.
+   */
+  needsReset(id: LeaseId): boolean {
+    if (this.deps.machine.leaseInfo(id)?.checkpointed === true) return true;
+    return this.pending(this.raft.term).has(id);
+  }
+
+  /** The reset a renewal of a checkpointed lease commits first (etcd-io/etcd#13508). */
+  resetEntry(id: LeaseId): Uint8Array {
+    return encodeEtcdEntry(
+      { type: 'leaseCheckpoint', checkpoints: [{ id, remainingTtlSeconds: null }] },
+      this.deps.logFormat(),
+    );
   }
 
   /**

@@ -53,6 +53,12 @@ export interface MemberConfig {
   readonly entriesPerAppendMax?: number;
   /** Appends in flight per follower (RaftOptions); the simulator varies it. */
   readonly inflightAppendsMax?: number;
+  /**
+   * Whether the leader checkpoints the remaining TTL of leases that missed a renewal, so that a
+   * new leader continues them instead of granting the full TTL again (lease-clock.ts). Default
+   * true; tenure's --lease-checkpoint, or etcd's --experimental-enable-lease-checkpoint.
+   */
+  readonly leaseCheckpoint?: boolean;
   /** Planted bugs for the simulator's mutation runs; never set in production. */
   readonly mutants?: Mutants;
 }
@@ -67,6 +73,7 @@ export const MEMBER_DEFAULTS = {
   // main thread; at 10,000 one landed in most benchmark workloads as a stall of 100-400 ms.
   snapshotCount: 100_000,
   requestTimeoutMs: 7000,
+  leaseCheckpoint: true,
 } as const;
 
 /** Things worth a log line. */

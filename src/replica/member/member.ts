@@ -50,7 +50,7 @@ import { LeaderTransfer, type TransferResult } from './leader-transfer.js';
 import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
 import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
-import { PAUSE_TOLERANCE_ELECTIONS } from './member-config.js';
+import { MEMBER_DEFAULTS, PAUSE_TOLERANCE_ELECTIONS } from './member-config.js';
 import { etcdErrorOf, RequestError } from './request-error.js';
 import {
   encodeEtcdEntry,
@@ -162,6 +162,7 @@ export class Member implements KvBackend {
         this.proposeAsLeader({ type: 'leaseRevoke', id, ifExpiredAtMs }, term),
       warn: (obj, msg) => this.log.warn(obj, msg),
       mutants: this.mutants,
+      checkpoint: cfg.leaseCheckpoint ?? MEMBER_DEFAULTS.leaseCheckpoint,
     });
     this.changes = new MemberChanges({
       replica,
@@ -693,6 +694,13 @@ export class Member implements KvBackend {
           end();
         }
         const renewed = this.leases.renew(op.id, arrivalMs);
+        if (
+          renewed.ttlSeconds > 0 &&
+          !this.mutants.has('checkpointRenewNoReset') &&
+          this.leases.needsReset(op.id) &&
+          !(await this.resetCheckpoint(op.id, deadlineMs))
+        )
+          return refused(ERR_NOT_LEADER);
         if (renewed.ttlSeconds > 0) this.stats.leasesRenewed++;
         return { kind: 'done', value: renewed, index: applied() };
       }
@@ -845,6 +853,28 @@ export class Member implements KvBackend {
       this.leases.ready &&
       this.clock.nowMs() - arrivalMs < this.cfg.electionMs
     );
+  }
+
+  /**
+   * Commit a reset of the checkpoint of lease `id` before its renewal is answered: a new leader
+   * would otherwise continue the lease from the older, shorter remainder (lease-clock.ts, etcd
+   * #13491). True once it applied in this leader's term.
+   */
+  private async resetCheckpoint(id: LeaseId, deadlineMs: number): Promise<boolean> {
+    const term = this.replica.raft.term;
+    const data = this.leases.resetEntry(id);
+    try {
+      const o = await this.waiters.withDeadline(
+        new Promise<ProposalOutcome<ServerResult>>((resolve) =>
+          this.replica.propose(data, resolve),
+        ),
+        deadlineMs,
+        undefined,
+      );
+      return o.ok && this.replica.raft.term === term;
+    } catch {
+      return false;
+    }
   }
 
   /** On the leader: wait until its lease clock is in force. False if it stopped leading. */
