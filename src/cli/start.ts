@@ -86,6 +86,14 @@ export function registerStart(program: Command): void {
       "while leading, compare members' hashes this often (e.g. 1m); CORRUPT alarm on a mismatch",
       '0s',
     )
+    .option(
+      '--no-lease-checkpoint',
+      'a new leader gives every lease its full TTL again, not the remainder the old one recorded',
+    )
+    .option(
+      '--experimental-enable-lease-checkpoint [bool]',
+      "etcd's flag; lease checkpoints are on by default here, =false turns them off",
+    )
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .option(
       '--log-format <format>',

@@ -63,6 +63,11 @@ export interface StartOptions extends Pick<
   readonly initialCorruptCheck?: boolean;
   /** `--experimental-corrupt-check-time`, in ms; 0 (etcd's default) checks never. */
   readonly corruptCheckIntervalMs?: number;
+  /**
+   * Whether a leader checkpoints leases that missed a renewal (lease-clock.ts). On unless
+   * `--no-lease-checkpoint` or etcd's `--experimental-enable-lease-checkpoint=false`.
+   */
+  readonly leaseCheckpoint: boolean;
 }
 
 /** The flags as commander hands them over: strings, possibly missing. */
@@ -109,6 +114,10 @@ export interface StartFlags {
   readonly listenMetricsUrls?: string;
   readonly experimentalInitialCorruptCheck?: boolean;
   readonly experimentalCorruptCheckTime?: string;
+  /** `--no-lease-checkpoint` sets false; commander's default is true. */
+  readonly leaseCheckpoint?: boolean;
+  /** etcd's switch: true when given bare, else its value (`=false` turns checkpoints off). */
+  readonly experimentalEnableLeaseCheckpoint?: boolean | string;
 }
 
 /** The client API's per-client limits that have a flag (api-config.ts says what each does). */
@@ -359,7 +368,28 @@ export function resolveStartOptions(f: StartFlags): StartOptions {
             f.experimentalCorruptCheckTime,
           ),
         }),
+    leaseCheckpoint: resolveLeaseCheckpoint(f),
   };
+}
+
+/**
+ * Checkpoints are on by default (etcd's are off: --experimental-enable-lease-checkpoint). etcd's
+ * flag is accepted as a Go bool (bare, `=true`, `=false`); tenure's own is --no-lease-checkpoint.
+ */
+function resolveLeaseCheckpoint(f: StartFlags): boolean {
+  const own = f.leaseCheckpoint ?? true;
+  const etcd = f.experimentalEnableLeaseCheckpoint;
+  if (etcd === undefined) return own;
+  const v = etcd === true ? 'true' : String(etcd).toLowerCase();
+  if (v !== 'true' && v !== 'false')
+    throw new ConfigError(
+      `--experimental-enable-lease-checkpoint must be true or false, not '${v}'`,
+    );
+  if (v === 'true' && !own)
+    throw new ConfigError(
+      '--no-lease-checkpoint and --experimental-enable-lease-checkpoint conflict',
+    );
+  return v === 'true' && own;
 }
 
 /** etcd's --listen-metrics-urls; https:// ones need the client certificate (or --auto-tls). */

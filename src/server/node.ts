@@ -61,6 +61,8 @@ export interface NodeConfig {
   readonly snapshotCount: number;
   /** How long a request may wait for a leader, a forward or a commit. */
   readonly requestTimeoutMs: number;
+  /** Lease checkpoints (member-config.ts); on unless false. */
+  readonly leaseCheckpoint?: boolean;
   readonly log: NodeLogger;
   readonly clock?: Clock;
   /** Planted bugs (planted-bugs.ts); none unless a test asks. */
@@ -247,6 +249,7 @@ export class EtcdNode {
         ...(cfg.leaderDetector === undefined ? {} : { leaderDetector: cfg.leaderDetector }),
         snapshotCount: cfg.snapshotCount,
         requestTimeoutMs: cfg.requestTimeoutMs,
+        ...(cfg.leaseCheckpoint === undefined ? {} : { leaseCheckpoint: cfg.leaseCheckpoint }),
         ...(cfg.mutants === undefined ? {} : { mutants: cfg.mutants }),
         // Election jitter, read contexts and request IDs must differ per run of the process.
         seed: randomInt(1, RUN_SEED_MAX),

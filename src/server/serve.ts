@@ -40,6 +40,7 @@ export async function serveMember(options: StartOptions, log: NodeLogger): Promi
     electionMs: opts.electionMs,
     snapshotCount: opts.snapshotCount,
     requestTimeoutMs: NODE_DEFAULTS.requestTimeoutMs,
+    leaseCheckpoint: opts.leaseCheckpoint,
     log,
     ...(opts.mutants === undefined ? {} : { mutants: opts.mutants }),
   });
