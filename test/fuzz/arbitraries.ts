@@ -239,9 +239,17 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
     ...c,
   })),
   fc
-    .array(record({ id: leaseIdArb, remainingTtlSeconds: fc.integer({ min: 0, max: 60 }) }), {
-      maxLength: 3,
-    })
+    .array(
+      record({
+        id: leaseIdArb,
+        // null: the reset a renewal of a checkpointed lease commits first.
+        remainingTtlSeconds: fc.option(
+          fc.integer({ min: 0, max: 60_000 }).map((ms) => ms / 1000),
+          { nil: null },
+        ),
+      }),
+      { maxLength: 3 },
+    )
     .map((checkpoints): Command => ({ type: 'leaseCheckpoint', checkpoints })),
   record({ nowMs: fc.nat(), extraMs: fc.nat({ max: 10_000 }) }).map((c): Command => ({
     type: 'leaseRefreshAll',
