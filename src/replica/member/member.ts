@@ -49,8 +49,13 @@ import { deadlineOnPeer, LeaderRouting } from './leader-routing.js';
 import { LeaderTransfer, type TransferResult } from './leader-transfer.js';
 import { LEASE_EXPIRY_CHECK_MS, LeaseClock, type LeaseCensus } from './lease-clock.js';
 import { MemberChanges } from './member-changes.js';
-import type { MemberConfig, MemberIo, MemberLog } from './member-config.js';
-import { MEMBER_DEFAULTS, PAUSE_TOLERANCE_ELECTIONS } from './member-config.js';
+import {
+  MEMBER_DEFAULTS,
+  PAUSE_TOLERANCE_ELECTIONS,
+  type MemberConfig,
+  type MemberIo,
+  type MemberLog,
+} from './member-config.js';
 import { etcdErrorOf, RequestError } from './request-error.js';
 import {
   encodeEtcdEntry,
