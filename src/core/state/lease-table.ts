@@ -136,10 +136,11 @@ export class LeaseTable {
   }
 
   /**
-   * A new leader's promotion (etcd's lessor Promote): every lease gets now + TTL + extra, or, when
-   * it has a checkpoint, now + its remainder × (1 + 2ρ), never more than the former (lease-clock.ts
-   * says why either keeps the lease contract). The checkpoint is consumed: the deadline is now on
-   * this leader's clock, and a later leader without a newer checkpoint grants the full TTL again.
+   * A new leader's promotion (etcd's lessor Promote): every lease gets now + TTL + extra, or,
+   * when it has a checkpoint, now + its remainder × (1 + 2ρ), never more than the former
+   * (lease-clock.ts says why either keeps the lease contract). The checkpoint is consumed: the
+   * deadline is now on this leader's clock, and a later leader without a newer checkpoint grants
+   * the full TTL again.
    */
   refreshAll(nowMs: number, extraMs: number): void {
     for (const lease of this.leases.values()) {
