@@ -5,15 +5,48 @@
 import { LaunchError } from '../launcher/errors.js';
 import { startCluster, type Cluster, type ClusterOptions } from '../launcher/cluster.js';
 import { findEtcd, type MemberKind } from '../launcher/member-command.js';
-import { electionTimeoutMs, heartbeatIntervalMs, readyTimeoutMs } from './config.js';
+import {
+  electionTimeoutMs,
+  fastElectionTimeoutMs,
+  fastHeartbeatIntervalMs,
+  heartbeatIntervalMs,
+  readyTimeoutMs,
+} from './config.js';
 import { BenchSetupError } from './errors.js';
 
 export type { Cluster } from '../launcher/cluster.js';
-/** The systems a bench compares: the two etcd-API clusters, and PostgreSQL (lock-handoff only). */
-export type SystemKind = MemberKind | 'postgres';
+/**
+ * The systems a bench compares: the two etcd-API clusters, etcd with fast Raft timing
+ * (`--etcd-timing 50/500`), and PostgreSQL (lock-handoff only).
+ */
+export type SystemKind = MemberKind | 'etcd-50/500' | 'postgres';
+export type ClusterSystemKind = Exclude<SystemKind, 'postgres'>;
+
+/** Raft timing of one system of the run, in ms; null for PostgreSQL. */
+export interface RaftTiming {
+  readonly heartbeatIntervalMs: number;
+  readonly electionTimeoutMs: number;
+}
+
+/** The timing each cluster system runs with; tenure and etcd both at etcd's defaults. */
+export function timingOf(kind: SystemKind): RaftTiming | null {
+  if (kind === 'postgres') return null;
+  if (kind === 'etcd-50/500') {
+    return {
+      heartbeatIntervalMs: fastHeartbeatIntervalMs,
+      electionTimeoutMs: fastElectionTimeoutMs,
+    };
+  }
+  return { heartbeatIntervalMs, electionTimeoutMs };
+}
+
+/** The launcher's member kind of a cluster system. */
+export function memberKindOf(kind: ClusterSystemKind): MemberKind {
+  return kind === 'etcd-50/500' ? 'etcd' : kind;
+}
 
 export interface BenchClusterOptions {
-  readonly kind: MemberKind;
+  readonly kind: ClusterSystemKind;
   /**
    * Extra `node` arguments for tenure members only, before `bin/tenure` (e.g. `--cpu-prof
    * --cpu-prof-dir=/tmp/prof`, which Node 20 refuses in NODE_OPTIONS). Ignored for etcd.
@@ -43,12 +76,11 @@ export function requireEtcd(): void {
 export async function startBenchCluster(options: BenchClusterOptions): Promise<Cluster> {
   try {
     return await startCluster({
-      kind: options.kind,
+      kind: memberKindOf(options.kind),
       size: 3,
       logs: 'file',
       command: {
-        heartbeatIntervalMs,
-        electionTimeoutMs,
+        ...timingOf(options.kind),
         ...(options.memberNodeArgs === undefined ? {} : { nodeArgs: options.memberNodeArgs }),
       },
       readyTimeoutMs,

@@ -1,10 +1,10 @@
 // The bench's result: per workload, every run's figures, the median over rounds per system, and
 // the ratio tenure/etcd per metric. This is the JSON `--json` prints and `--out` writes.
 import type { BenchSizes } from './config.js';
-import type { SystemKind } from './cluster.js';
+import type { RaftTiming, SystemKind } from './cluster.js';
 import type { Machine } from './machine.js';
 import { medianOf, ratio } from './stats.js';
-import type { Workload } from './workloads/index.js';
+import type { ExtraRow, Workload } from './workloads/index.js';
 
 /** One workload on one system in one round. */
 export interface RunRecord {
@@ -36,6 +36,8 @@ export interface SystemResult {
   readonly serverCpuUsPerOp: number | null;
   /** Median over rounds of the largest member's VmHWM. */
   readonly peakRssMiB: number | null;
+  /** Median over rounds of each of the workload's `extra` figures (those its extraRows name). */
+  readonly extra: Readonly<Record<string, number | null>>;
   readonly runs: readonly RunRecord[];
 }
 
@@ -57,7 +59,13 @@ export interface WorkloadResult {
   readonly etcd: SystemResult | null;
   /** PostgreSQL through tenure/pg (`--vs postgres`; lock-handoff only). */
   readonly postgres: SystemResult | null;
+  /** etcd with `--heartbeat-interval=50 --election-timeout=500` (`--etcd-timing 50/500`). */
+  readonly 'etcd-50/500': SystemResult | null;
   readonly ratio: Ratio | null;
+  /** tenure / etcd-50/500 per metric. */
+  readonly ratioEtcd50: Ratio | null;
+  /** The workload's own figures the reports show as rows (from each run's `extra`). */
+  readonly extraRows: readonly ExtraRow[];
 }
 
 export interface BenchResult {
@@ -66,6 +74,8 @@ export interface BenchResult {
   readonly rounds: number;
   readonly sizes: BenchSizes;
   readonly systems: readonly SystemKind[];
+  /** Raft heartbeat / election timeout each cluster system ran with, in ms. */
+  readonly timing: Readonly<Partial<Record<SystemKind, RaftTiming>>>;
   /**
    * Whether the clusters ran with TLS (`--tls`): https:// client and peer URLs, client
    * certificates required, every client presenting one.
@@ -76,6 +86,11 @@ export interface BenchResult {
   readonly durationS: number;
   /** Every process the bench started (members, restarts, elector children), all stopped by now. */
   readonly pidsStarted: readonly number[];
+}
+
+/** `100/1000 ms`: heartbeat / election timeout, as the reports label a system's column. */
+export function timingLabel(t: RaftTiming): string {
+  return `${t.heartbeatIntervalMs}/${t.electionTimeoutMs} ms`;
 }
 
 /** How the report names the transport of a run. */
@@ -90,14 +105,20 @@ function maxMember(rss: ReadonlyArray<number | null>): number | null {
   return defined.length === 0 ? null : Math.max(...defined);
 }
 
-export function summarizeSystem(runs: readonly RunRecord[]): SystemResult {
+export function summarizeSystem(
+  runs: readonly RunRecord[],
+  extraRows: readonly ExtraRow[] = [],
+): SystemResult {
   const ok = runs.filter((r) => r.error === undefined);
+  const extra: Record<string, number | null> = {};
+  for (const row of extraRows) extra[row.key] = medianOf(ok.map((r) => r.extra?.[row.key]));
   return {
     opsPerSec: medianOf(ok.map((r) => r.opsPerSec)),
     p50Ms: medianOf(ok.map((r) => r.p50Ms)),
     p99Ms: medianOf(ok.map((r) => r.p99Ms)),
     serverCpuUsPerOp: medianOf(ok.map((r) => r.serverCpuUsPerOp)),
     peakRssMiB: medianOf(ok.map((r) => maxMember(r.peakRssMiB))),
+    extra,
     runs,
   };
 }
@@ -116,9 +137,15 @@ export function workloadResult(
   w: Workload,
   runs: Readonly<Partial<Record<SystemKind, readonly RunRecord[]>>>,
 ): WorkloadResult {
-  const tenure = runs.tenure === undefined ? null : summarizeSystem(runs.tenure);
-  const etcd = runs.etcd === undefined ? null : summarizeSystem(runs.etcd);
-  const postgres = runs.postgres === undefined ? null : summarizeSystem(runs.postgres);
+  const rows = w.extraRows ?? [];
+  const of = (k: SystemKind): SystemResult | null => {
+    const r = runs[k];
+    return r === undefined ? null : summarizeSystem(r, rows);
+  };
+  const tenure = of('tenure');
+  const etcd = of('etcd');
+  const postgres = of('postgres');
+  const etcd50 = of('etcd-50/500');
   return {
     name: w.name,
     title: w.title,
@@ -127,6 +154,9 @@ export function workloadResult(
     tenure,
     etcd,
     postgres,
+    'etcd-50/500': etcd50,
     ratio: tenure !== null && etcd !== null ? ratioOf(tenure, etcd) : null,
+    ratioEtcd50: tenure !== null && etcd50 !== null ? ratioOf(tenure, etcd50) : null,
+    extraRows: rows,
   };
 }

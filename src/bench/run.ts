@@ -6,7 +6,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BenchSetupError, BenchUsageError } from './errors.js';
 import { fullSizes, quickSizes, type BenchSizes } from './config.js';
-import { requireEtcd, startBenchCluster, type SystemKind } from './cluster.js';
+import {
+  requireEtcd,
+  startBenchCluster,
+  timingOf,
+  type RaftTiming,
+  type SystemKind,
+} from './cluster.js';
 import { startBenchPostgres } from './postgres.js';
 import { pidsStarted, stopAll } from '../launcher/processes.js';
 import { warmUpCluster } from './warmup.js';
@@ -24,6 +30,11 @@ import { allWorkloads, type Workload, type WorkloadContext } from './workloads/i
 export interface BenchOptions {
   /** Also run etcd and report ratios. */
   readonly vsEtcd: boolean;
+  /**
+   * With vsEtcd: the Raft timings etcd runs with, each as a system of its own: 'default' (etcd
+   * 'etcd', 100/1000 ms) and '50/500' (system 'etcd-50/500'). Default: ['default'].
+   */
+  readonly etcdTimings?: readonly EtcdTiming[];
   /** Also run PostgreSQL through tenure/pg (workloads that support it; others are skipped). */
   readonly vsPostgres?: boolean;
   readonly quick: boolean;
@@ -46,6 +57,10 @@ export interface BenchOptions {
   readonly command: string;
 }
 
+/** The `--etcd-timing` values. */
+export const etcdTimings = ['default', '50/500'] as const;
+export type EtcdTiming = (typeof etcdTimings)[number];
+
 function selectWorkloads(names: readonly string[] | undefined): readonly Workload[] {
   if (names === undefined || names.length === 0) return allWorkloads;
   const known = new Map(allWorkloads.map((w) => [w.name, w]));
@@ -57,6 +72,11 @@ function selectWorkloads(names: readonly string[] | undefined): readonly Workloa
     }
     return w;
   });
+}
+
+function etcdSystems(timings: readonly EtcdTiming[]): SystemKind[] {
+  if (timings.length === 0) throw new BenchUsageError('--etcd-timing names no timing');
+  return [...new Set(timings)].map((t) => (t === 'default' ? 'etcd' : 'etcd-50/500'));
 }
 
 const fmt = (v: number | null, unit: string): string =>
@@ -214,9 +234,14 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
   const workloads = selectWorkloads(options.workloads);
   const systems: SystemKind[] = [
     'tenure',
-    ...(options.vsEtcd ? (['etcd'] as const) : []),
+    ...(options.vsEtcd ? etcdSystems(options.etcdTimings ?? ['default']) : []),
     ...(options.vsPostgres === true ? (['postgres'] as const) : []),
   ];
+  const timing: Partial<Record<SystemKind, RaftTiming>> = {};
+  for (const k of systems) {
+    const t = timingOf(k);
+    if (t !== null) timing[k] = t;
+  }
   if (options.vsEtcd) requireEtcd();
   const tls = options.tls;
   // The throwaway PostgreSQL server listens on a Unix socket without TLS: a --tls figure for it
@@ -267,6 +292,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     rounds: sizes.rounds,
     sizes,
     systems,
+    timing,
     tls: tls !== undefined,
     peakRssPerMemberMiB: rssPeak,
     durationS: (performance.now() - started) / 1000,

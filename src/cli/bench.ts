@@ -22,7 +22,14 @@ interface BenchFlags {
   quick?: boolean;
   workloads?: string;
   tls?: boolean;
+  etcdTiming?: string;
 }
+
+/** `--etcd-timing` values (run.ts etcdTimings; not imported, so the bench loads lazily). */
+const etcdTimingValues = ['default', '50/500'] as const;
+type EtcdTimingValue = (typeof etcdTimingValues)[number];
+const isEtcdTiming = (v: string): v is EtcdTimingValue =>
+  (etcdTimingValues as readonly string[]).includes(v);
 
 /**
  * Extra `node` arguments for the tenure members only, space-separated (e.g. `--cpu-prof
@@ -38,6 +45,12 @@ export function registerBench(program: Command): void {
       '--vs <systems>',
       "also run these systems, comma-separated: 'etcd' (with ratios), 'postgres' (tenure/pg; " +
         'lock-handoff only)',
+    )
+    .option(
+      '--etcd-timing <timings>',
+      "with --vs etcd: etcd's Raft timing, comma-separated, each a system of its own: 'default' " +
+        "(100 ms heartbeat / 1000 ms election timeout, system 'etcd'), '50/500' (system " +
+        "'etcd-50/500'); default: default",
     )
     .option('--json', 'print only the JSON result on stdout')
     .option('--out <dir>', 'write result.json, report.md and SVG charts to this directory')
@@ -66,6 +79,15 @@ export function registerBench(program: Command): void {
         );
         process.exit(2);
       }
+      const timings = flags.etcdTiming?.split(',') ?? ['default'];
+      const badTimings = timings.filter((t) => !isEtcdTiming(t));
+      if (badTimings.length > 0 || (flags.etcdTiming !== undefined && !vs.includes('etcd'))) {
+        process.stderr.write(
+          `tenure bench: --etcd-timing takes default and 50/500 with --vs etcd, got ` +
+            `${flags.etcdTiming ?? ''}\n`,
+        );
+        process.exit(2);
+      }
       const memberNodeArgs = process.env[memberNodeArgsEnv]?.split(/\s+/).filter((a) => a !== '');
       // Loaded here, not at the top: `tenure start` must not pay for the bench and its client.
       const { renderTable, runBench } = await import('../bench/run.js');
@@ -79,6 +101,7 @@ export function registerBench(program: Command): void {
         const tls = tlsDir === '' ? undefined : await clusterTls(tlsDir, 3, true);
         const result = await runBench({
           vsEtcd: vs.includes('etcd'),
+          etcdTimings: timings.filter(isEtcdTiming),
           vsPostgres: vs.includes('postgres'),
           quick: flags.quick === true,
           json: flags.json === true,

@@ -18,6 +18,7 @@ export type {
   Measurement,
   Prepared,
   MemberControl,
+  ExtraRow,
 } from './workload.js';
 
 export const allWorkloads: readonly Workload[] = [

@@ -50,6 +50,13 @@ export interface Prepared {
   cleanup(): Promise<void>;
 }
 
+/** A figure of `Measurement.extra` the reports show as a row of its own (median over rounds). */
+export interface ExtraRow {
+  readonly key: string;
+  readonly label: string;
+  readonly better: 'higher' | 'lower';
+}
+
 export interface Workload {
   /** Stable identifier, used in JSON, file names and `--workloads`. */
   readonly name: string;
@@ -66,5 +73,7 @@ export interface Workload {
   readonly cpuPerOp: boolean;
   /** True if the workload can drive PostgreSQL (tenure/pg); the others are skipped there. */
   readonly postgres?: boolean;
+  /** `extra` figures shown as table rows, after the latency rows. */
+  readonly extraRows?: readonly ExtraRow[];
   prepare(ctx: WorkloadContext): Promise<Prepared>;
 }
