@@ -45,20 +45,18 @@ const pickExtra = (s: SystemResult | null, k: string): number | null =>
 
 export function metricRows(w: WorkloadResult): MetricRow[] {
   const etcd50 = w['etcd-50/500'];
-  const standard = labels(w).map(
-    ([metric, label, better]): MetricRow => ({
-      workload: w,
-      metric,
-      label,
-      better,
-      tenure: pick(w.tenure, metric),
-      etcd: pick(w.etcd, metric),
-      postgres: pick(w.postgres, metric),
-      etcd50: pick(etcd50, metric),
-      ratio: w.ratio === null ? null : w.ratio[metric],
-      ratioEtcd50: w.ratioEtcd50 === null ? null : w.ratioEtcd50[metric],
-    }),
-  );
+  const standard = labels(w).map(([metric, label, better]): MetricRow => ({
+    workload: w,
+    metric,
+    label,
+    better,
+    tenure: pick(w.tenure, metric),
+    etcd: pick(w.etcd, metric),
+    postgres: pick(w.postgres, metric),
+    etcd50: pick(etcd50, metric),
+    ratio: w.ratio === null ? null : w.ratio[metric],
+    ratioEtcd50: w.ratioEtcd50 === null ? null : w.ratioEtcd50[metric],
+  }));
   // Results written before extraRows existed have none.
   const extra = (w.extraRows ?? []).map((row): MetricRow => {
     const tenure = pickExtra(w.tenure, row.key);
@@ -86,7 +84,8 @@ export function metricRows(w: WorkloadResult): MetricRow[] {
 /** A value with sensible precision: 3 significant digits below 100, integers above. */
 export function formatValue(v: number | null): string {
   if (v === null) return '–';
-  if (Math.abs(v) >= 100) return Math.round(v).toLocaleString('en-US');
+  // Counts (elections, failed requests) and whole milliseconds print without decimals.
+  if (Math.abs(v) >= 100 || Number.isInteger(v)) return Math.round(v).toLocaleString('en-US');
   if (Math.abs(v) >= 10) return v.toFixed(1);
   return v.toFixed(2);
 }
