@@ -3,7 +3,12 @@
 // deadline each), alternating between two single-endpoint clients on the survivors with etcd3's
 // retry and circuit-breaker policies disabled (baseline f). Then the killed member is restarted
 // on its data directory and the cluster must agree on a leader before the next sample.
+//
+// leader-failover-sdk (issue 19): the same kill, with the probes sent by tenure's SDK (one
+// `connect` client over every endpoint, its own failover, 2 s bound per put): the time an
+// application on the SDK waits for its first acknowledged write, not only the server's.
 import type { Etcd3 } from 'etcd3';
+import { connect } from '../../client/index.js';
 import {
   failoverGiveUpMs,
   failoverLoadLeadMs,
@@ -19,7 +24,7 @@ import { sampledWorkload } from './samples.js';
 import type { Workload, WorkloadContext } from './workload.js';
 
 /** A background writer: sequential puts through any endpoint, errors ignored, until stopped. */
-function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> {
+export function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> {
   const client = bareClient(ctx.endpoints, probeDeadlineMs, ctx.tls);
   const value = randomValue();
   let n = 0;
@@ -37,12 +42,51 @@ function backgroundLoad(ctx: WorkloadContext, stop: AbortSignal): Promise<void> 
   );
 }
 
-/** One sample: kill -9 the leader, ms until the first put through a survivor succeeded. */
-async function oneFailover(ctx: WorkloadContext, sample: number): Promise<number> {
-  const leader = leaderIndex(await statuses(ctx.endpoints, ctx.tls));
-  if (leader === undefined) throw new Error('no agreed leader before the kill');
+/** What sends the probe puts of one sample. */
+interface Prober {
+  /** Put probe number `i`; resolves once acknowledged. */
+  put(k: string, value: Buffer, i: number): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Baseline f: two bare etcd3 clients, one per survivor, alternating. */
+function etcd3Prober(ctx: WorkloadContext, leader: number): Promise<Prober> {
   const survivors = ctx.endpoints.filter((_, i) => i !== leader);
   const probes: Etcd3[] = survivors.map((e) => bareClient([e], probeDeadlineMs, ctx.tls));
+  return Promise.resolve({
+    put: (k, value, i) => (probes[i % probes.length] as Etcd3).put(k).value(value).exec(),
+    close: () => {
+      for (const p of probes) p.close();
+      return Promise.resolve();
+    },
+  });
+}
+
+/** One SDK client over every endpoint (the killed leader's too): its own failover decides. */
+async function sdkProber(ctx: WorkloadContext): Promise<Prober> {
+  const client = await connect({
+    endpoints: ctx.endpoints,
+    ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
+  });
+  // One put before the kill, so the client is connected as an application's would be.
+  await client.kv.put(key('f', ctx.tag, 9_999_999_999), randomValue());
+  return {
+    put: (k, value) => client.kv.put(k, value, { timeoutMs: probeDeadlineMs }),
+    close: () => client.close(),
+  };
+}
+
+type MakeProber = (ctx: WorkloadContext, leader: number) => Promise<Prober>;
+
+/** One sample: kill -9 the leader, ms until the first probe put succeeded. */
+async function oneFailover(
+  ctx: WorkloadContext,
+  sample: number,
+  makeProber: MakeProber,
+): Promise<number> {
+  const leader = leaderIndex(await statuses(ctx.endpoints, ctx.tls));
+  if (leader === undefined) throw new Error('no agreed leader before the kill');
+  const prober = await makeProber(ctx, leader);
   const value = randomValue();
   const stopLoad = new AbortController();
   const load = backgroundLoad(ctx, stopLoad.signal);
@@ -60,28 +104,23 @@ async function oneFailover(ctx: WorkloadContext, sample: number): Promise<number
       }, failoverGiveUpMs);
       const timer = setInterval(() => {
         const i = n++;
-        const probe = probes[i % probes.length] as Etcd3;
-        probe
-          .put(key('f', ctx.tag, sample * 1e6 + i))
-          .value(value)
-          .exec()
-          .then(
-            () => {
-              if (done) return;
-              done = true;
-              clearInterval(timer);
-              clearTimeout(giveUp);
-              resolve(performance.now());
-            },
-            () => undefined,
-          );
+        prober.put(key('f', ctx.tag, sample * 1e6 + i), value, i).then(
+          () => {
+            if (done) return;
+            done = true;
+            clearInterval(timer);
+            clearTimeout(giveUp);
+            resolve(performance.now());
+          },
+          () => undefined,
+        );
       }, probeIntervalMs);
     });
     return okAt - killedAt;
   } finally {
     stopLoad.abort();
     await load;
-    for (const p of probes) p.close();
+    await prober.close();
     await ctx.members.restart(leader);
     await ctx.members.waitReady(readyTimeoutMs);
   }
@@ -98,7 +137,23 @@ export const leaderFailover: Workload = {
     return sampledWorkload(
       'leader failover',
       ctx.sizes.failoverSamples,
-      (s) => oneFailover(ctx, s),
+      (s) => oneFailover(ctx, s, etcd3Prober),
+      () => ctx.members.waitReady(readyTimeoutMs),
+    );
+  },
+};
+
+export const leaderFailoverSdk: Workload = {
+  name: 'leader-failover-sdk',
+  title: 'leader kill -9 → first acknowledged put (SDK, all endpoints)',
+  opName: 'failover',
+  latencyName: 'failover time',
+  cpuPerOp: false,
+  prepare(ctx) {
+    return sampledWorkload(
+      'leader failover (SDK)',
+      ctx.sizes.sdkFailoverSamples,
+      (s) => oneFailover(ctx, s, (c) => sdkProber(c)),
       () => ctx.members.waitReady(readyTimeoutMs),
     );
   },
