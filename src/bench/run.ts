@@ -25,7 +25,13 @@ import { renderTable } from './report-table.js';
 import { workloadResult, type BenchResult, type RunRecord } from './result.js';
 import { summarizeLatencies } from './stats.js';
 import type { BenchTls } from './tls.js';
-import { allWorkloads, type Workload, type WorkloadContext } from './workloads/index.js';
+import {
+  allWorkloads,
+  defaultWorkloads,
+  workloadGroups,
+  type Workload,
+  type WorkloadContext,
+} from './workloads/index.js';
 
 export interface BenchOptions {
   /** Also run etcd and report ratios. */
@@ -62,16 +68,19 @@ export const etcdTimings = ['default', '50/500'] as const;
 export type EtcdTiming = (typeof etcdTimings)[number];
 
 function selectWorkloads(names: readonly string[] | undefined): readonly Workload[] {
-  if (names === undefined || names.length === 0) return allWorkloads;
+  if (names === undefined || names.length === 0) return defaultWorkloads;
   const known = new Map(allWorkloads.map((w) => [w.name, w]));
-  return names.map((n) => {
+  const selected = names.flatMap((n) => {
+    const group = workloadGroups[n];
+    if (group !== undefined) return group;
     const w = known.get(n);
     if (w === undefined) {
-      const all = allWorkloads.map((x) => x.name).join(', ');
+      const all = [...allWorkloads.map((x) => x.name), ...Object.keys(workloadGroups)].join(', ');
       throw new BenchUsageError(`unknown workload ${JSON.stringify(n)}; known: ${all}`);
     }
-    return w;
+    return [w];
   });
+  return [...new Set(selected)];
 }
 
 function etcdSystems(timings: readonly EtcdTiming[]): SystemKind[] {

@@ -60,7 +60,12 @@ export function registerBench(program: Command): void {
       integer(1),
     )
     .option('--quick', 'tiny workloads, one round (CI smoke test)')
-    .option('--workloads <names>', 'comma-separated workload names to run (default: all)')
+    .option(
+      '--workloads <names>',
+      'comma-separated workload names to run (default: all but the disruption ones); ' +
+        "'leader-pause' names the four pause durations, 'disruption' leader-failover-sdk, " +
+        'leader-pause, rolling-restart and lock-failover',
+    )
     .option(
       '--tls',
       'both systems on https:// client and peer URLs, client certificates required (throwaway CA)',
