@@ -146,7 +146,7 @@ export const lockFailoverTtlSeconds = 5;
 /** lock-failover: the target slack over the TTL, in ms. */
 export const lockFailoverSlackMs = 500;
 /**
- * lock-failover: the leader is killed a uniformly random 0–TTL/3 after the holder, i.e. while the
- * holder's lease runs down and before a renewal it would have sent is missed for long.
+ * lock-failover: the leader is killed a uniformly random 0–TTL/3 after the holder, i.e. while
+ * the holder's lease runs down, early enough that the lease must expire under the new leader.
  */
 export const lockFailoverLeaderKillMaxFraction = 1 / 3;

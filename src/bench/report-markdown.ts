@@ -53,7 +53,8 @@ export function renderMarkdown(result: BenchResult, chartFiles: readonly string[
     return `${sys} ${t === undefined ? '–' : timingLabel(t)}`;
   });
   const out: string[] = [
-    `# tenure bench${withEtcd || withEtcd50 ? ': tenure vs etcd' : ''}, TLS ${result.tls ? 'on' : 'off'}`,
+    `# tenure bench${withEtcd || withEtcd50 ? ': tenure vs etcd' : ''}, ` +
+      `TLS ${result.tls ? 'on' : 'off'}`,
     '',
     `${transportLabel(result.tls)}.`,
     '',

@@ -66,7 +66,8 @@ export function renderTable(result: BenchResult): string {
   }
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  const title = `tenure bench${withEtcd || withEtcd50 ? ' vs etcd' : ''}: ${transportLabel(result.tls)}`;
+  const vs = withEtcd || withEtcd50 ? ' vs etcd' : '';
+  const title = `tenure bench${vs}: ${transportLabel(result.tls)}`;
   const lines = [
     title,
     '',

@@ -7,6 +7,7 @@
 // leader-failover-sdk (issue 19): the same kill, with the probes sent by tenure's SDK (one
 // `connect` client over every endpoint, its own failover, 2 s bound per put): the time an
 // application on the SDK waits for its first acknowledged write, not only the server's.
+import { setMaxListeners } from 'node:events';
 import type { Etcd3 } from 'etcd3';
 import { connect } from '../../client/index.js';
 import {
@@ -62,8 +63,17 @@ function etcd3Prober(ctx: WorkloadContext, leader: number): Promise<Prober> {
   });
 }
 
+/**
+ * Probes one client may have in flight: one per interval over a probe's deadline (each call
+ * listens on the client's close signal until it settles).
+ */
+const probesInFlightMax = Math.ceil(probeDeadlineMs / probeIntervalMs) + 1;
+
 /** One SDK client over every endpoint (the killed leader's too): its own failover decides. */
 async function sdkProber(ctx: WorkloadContext): Promise<Prober> {
+  // Node warns past 10 listeners on one AbortSignal; the probes are that many by design. The
+  // bench is a process of its own, so raising the default for new signals harms nothing.
+  setMaxListeners(probesInFlightMax);
   const client = await connect({
     endpoints: ctx.endpoints,
     ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
