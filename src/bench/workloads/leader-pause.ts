@@ -14,7 +14,7 @@
 import { failoverLoadLeadMs, pauseDurationsMs, pauseSettleMs, readyTimeoutMs } from '../config.js';
 import { leaderIndex, statuses, type MemberStatus } from '../leader.js';
 import { sampledWorkload, type Sample } from './samples.js';
-import { startGapWriters } from './write-gaps.js';
+import { startGapWriters, type WriteGaps } from './write-gaps.js';
 import type { Workload, WorkloadContext } from './workload.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -43,6 +43,7 @@ async function onePause(ctx: WorkloadContext, pauseMs: number): Promise<Sample> 
   if (leader < 0) throw new Error('the leader did not answer before the pause');
   const writers = await startGapWriters(ctx, 'p');
   let continued = false;
+  let gaps: WriteGaps;
   try {
     await sleep(failoverLoadLeadMs);
     await ctx.members.kill(leader, 'SIGSTOP');
@@ -54,8 +55,9 @@ async function onePause(ctx: WorkloadContext, pauseMs: number): Promise<Sample> 
     await sleep(pauseSettleMs);
   } finally {
     if (!continued) await ctx.members.kill(leader, 'SIGCONT');
+    // Stopped on a failed trial too: its client and loops must not outlive the sample.
+    gaps = await writers.stop();
   }
-  const gaps = await writers.stop();
   const after = await settledStatus(ctx);
   return {
     ms: gaps.longestGapMs,

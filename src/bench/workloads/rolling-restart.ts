@@ -5,11 +5,13 @@
 // SDK writers through every endpoint, a trial (all three members restarted) yields the longest
 // stretch without an acknowledged write and the count of puts the client saw fail. A graceful
 // stop lets a leader hand over (etcd transfers leadership on SIGTERM: etcdserver/server.go
-// TransferLeadership), so the target is a gap near one round trip and no failed request.
+// TransferLeadership), so the target is a gap near one round trip and no failed request. A member
+// still running 5 s after its SIGTERM is killed (launcher stopProcess's grace), as an operator's
+// systemd would after its stop timeout.
 import { failoverLoadLeadMs, readyTimeoutMs } from '../config.js';
 import { restartDownMembers } from './repair.js';
 import { sampledWorkload, type Sample } from './samples.js';
-import { startGapWriters } from './write-gaps.js';
+import { startGapWriters, type WriteGaps } from './write-gaps.js';
 import type { Workload, WorkloadContext } from './workload.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -18,7 +20,7 @@ const members = 3;
 async function oneRollingRestart(ctx: WorkloadContext): Promise<Sample> {
   await ctx.members.waitReady(readyTimeoutMs);
   const writers = await startGapWriters(ctx, 'r');
-  let gaps;
+  let gaps: WriteGaps;
   try {
     await sleep(failoverLoadLeadMs);
     for (let i = 0; i < members; i++) {
