@@ -15,6 +15,9 @@ import type {
   SoftState,
 } from '../core/raft/types.js';
 
+/** Terms per node whose matched index follower-commit keeps (see `matched`). */
+const MATCHED_TERMS_KEPT = 4;
+
 export type InvariantName =
   | 'election-safety'
   | 'log-matching'
@@ -393,11 +396,14 @@ export class Invariants {
   }
 
   /**
-   * Per node, in its current term: the last index it knows matches its leader's log, from the
+   * Per node and term: the last index it knows matches that term's leader's log, from the
    * appends and snapshots it accepted (log matching makes every entry up to it the leader's).
-   * Kept across a restart in the same term: what it acknowledged was durable.
+   * Kept across a restart: what it acknowledged was durable. Kept for a few recent terms, not
+   * only the newest: a node that moved to a term it never synced (a candidate that crashed
+   * before its hard state was durable) restarts in the older term, where what it matched still
+   * holds, and a late heartbeat of that term's leader may then commit on it.
    */
-  private readonly matched = new Map<NodeId, { term: number; index: number }>();
+  private readonly matched = new Map<NodeId, { term: number; index: number }[]>();
 
   /**
    * After `raft` (node `id`) handled `m`: a follower's commit index moved only as far as both
@@ -407,8 +413,10 @@ export class Invariants {
    * apply where its consequence may (rarely) show.
    */
   onMessageHandled(id: NodeId, m: Message, commitBefore: number, raft: Raft): void {
-    const known = this.matched.get(id);
-    let matched = known && known.term === raft.term ? known.index : 0;
+    let terms = this.matched.get(id);
+    if (terms === undefined) this.matched.set(id, (terms = []));
+    let known = terms.find((k) => k.term === raft.term);
+    let matched = known ? known.index : 0;
     if (m.term === raft.term && raft.role === 'follower') {
       if (m.type === 'app') {
         const last = m.prevIndex + m.entries.length;
@@ -419,10 +427,15 @@ export class Invariants {
       }
     }
     // Updated in place: this runs after every message a member handles.
-    if (known) {
-      known.term = raft.term;
-      known.index = matched;
-    } else this.matched.set(id, { term: raft.term, index: matched });
+    if (known) known.index = matched;
+    else {
+      known = { term: raft.term, index: matched };
+      terms.push(known);
+      if (terms.length > MATCHED_TERMS_KEPT) {
+        terms.sort((a, b) => b.term - a.term);
+        terms.length = MATCHED_TERMS_KEPT;
+      }
+    }
     if (raft.role === 'leader') this.checkMatches(id, raft);
     const commit = raft.log.committed;
     // Only what a follower learns from its leader: a leader that commits on an acknowledgement
