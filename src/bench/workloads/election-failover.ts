@@ -3,12 +3,12 @@
 // and queues behind it; A is killed with SIGKILL at a random phase of its renewal cycle
 // (TTL/3); the sample is the time from the kill to B's onStartedLeading. Bounded by the lease
 // TTL, not by Raft, as in the etcd baseline.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, LeaderElector, type RecipeTraceEvent } from '../../client/index.js';
 import { electionGiveUpTtls } from '../config.js';
 import { pollUntil } from '../../launcher/poll.js';
-import { exited, running, stopProcess, track } from '../../launcher/processes.js';
+import { exited, running, stopProcess } from '../../launcher/processes.js';
+import { spawnRecipeChild } from './recipe-child.js';
 import { sampledWorkload } from './samples.js';
 import type { Workload, WorkloadContext } from './workload.js';
 
@@ -21,35 +21,10 @@ function until(what: string, cond: () => boolean, timeoutMs: number): Promise<vo
   return pollUntil(what, cond, { timeoutMs, intervalMs: pollMs });
 }
 
-function spawnElector(ctx: WorkloadContext, name: string, ttlSeconds: number) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      childScript,
-      ctx.endpoints.join(','),
-      name,
-      'a',
-      String(ttlSeconds),
-      ...(ctx.tls === undefined ? [] : [ctx.tls.caFile, ctx.tls.certFile, ctx.tls.keyFile]),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  track(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  return {
-    child,
-    leading: () => out.includes('"leading"'),
-    stderr: () => err,
-  };
-}
-
 async function oneElection(ctx: WorkloadContext, sample: number): Promise<number> {
   const ttlSeconds = ctx.sizes.electionTtlSeconds;
   const name = `k/e${ctx.tag}/${sample}`;
-  const a = spawnElector(ctx, name, ttlSeconds);
+  const a = spawnRecipeChild(childScript, ctx, name, ['a', String(ttlSeconds)], '"leading"');
   const client = await connect({
     endpoints: ctx.endpoints,
     ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
@@ -70,7 +45,7 @@ async function oneElection(ctx: WorkloadContext, sample: number): Promise<number
       'elector A to lead',
       () => {
         if (!running(a.child)) throw new Error(`elector A exited: ${a.stderr()}`);
-        return a.leading();
+        return a.ready();
       },
       childLeadTimeoutMs,
     );

@@ -6,7 +6,6 @@
 // leases with a fresh TTL on a new leader, lease/lessor.go Promote, which is why etcd's figure
 // can reach 2 × TTL). The sample is the time from the holder's kill to the waiter's grant; the
 // target is TTL + `lockFailoverSlackMs`. The killed leader is restarted before the next sample.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connect, Lock, type RecipeTraceEvent } from '../../client/index.js';
 import {
@@ -18,8 +17,9 @@ import {
 } from '../config.js';
 import { leaderIndex, statuses } from '../leader.js';
 import { pollUntil } from '../../launcher/poll.js';
-import { exited, running, stopProcess, track } from '../../launcher/processes.js';
+import { exited, running, stopProcess } from '../../launcher/processes.js';
 import { restartDownMembers } from './repair.js';
+import { spawnRecipeChild } from './recipe-child.js';
 import { sampledWorkload } from './samples.js';
 import type { Workload, WorkloadContext } from './workload.js';
 
@@ -33,30 +33,16 @@ function until(what: string, cond: () => boolean, timeoutMs: number): Promise<vo
   return pollUntil(what, cond, { timeoutMs, intervalMs: pollMs });
 }
 
-function spawnHolder(ctx: WorkloadContext, name: string) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [
-      childScript,
-      ctx.endpoints.join(','),
-      name,
-      String(lockFailoverTtlSeconds),
-      ...(ctx.tls === undefined ? [] : [ctx.tls.caFile, ctx.tls.certFile, ctx.tls.keyFile]),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  track(child);
-  let out = '';
-  let err = '';
-  child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr?.on('data', (b: Buffer) => (err += b.toString()));
-  return { child, holding: () => out.includes('"held"'), stderr: () => err };
-}
-
 async function oneLockFailover(ctx: WorkloadContext, sample: number): Promise<number> {
   const ttlMs = lockFailoverTtlSeconds * 1000;
   const name = `k/x${ctx.tag}/${sample}`;
-  const holder = spawnHolder(ctx, name);
+  const holder = spawnRecipeChild(
+    childScript,
+    ctx,
+    name,
+    [String(lockFailoverTtlSeconds)],
+    '"held"',
+  );
   const client = await connect({
     endpoints: ctx.endpoints,
     ...(ctx.tls === undefined ? {} : { tls: ctx.tls }),
@@ -72,7 +58,7 @@ async function oneLockFailover(ctx: WorkloadContext, sample: number): Promise<nu
       'the holder to hold the lock',
       () => {
         if (!running(holder.child)) throw new Error(`lock holder exited: ${holder.stderr()}`);
-        return holder.holding();
+        return holder.ready();
       },
       childHoldTimeoutMs,
     );
