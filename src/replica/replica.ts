@@ -305,7 +305,7 @@ export class Replica<R> {
     const w = this.leaderWatch;
     const raft = this.raft;
     if (w === undefined || raft.role !== 'follower' || raft.leader === NONE) return;
-    if (w.silent(raft.leader, this.clock.nowMs())) this.suspectLeader(raft.leader, 'silent');
+    if (w.silent(raft.leader, this.clock.nowMs())) this.suspectLeader(raft.leader);
   }
 
   /** The detector's level for the leader we follow (0 if none, or without a pause tolerance). */
@@ -357,17 +357,15 @@ export class Replica<R> {
   peerUnreachable(peer: NodeId): void {
     if (this.stopped) return;
     if (!this.mutants.has('keepaliveUnconfirmed')) this.catchUp();
-    this.suspectLeader(peer, 'refused');
+    this.suspectLeader(peer);
   }
 
   /**
    * Evidence against `peer`, the leader we follow: a refused reconnect, or the detector's
    * silence. If the core takes it, this member's pre-vote starts after its evidence delay.
    */
-  private suspectLeader(peer: NodeId, why: 'refused' | 'silent'): void {
-    const taken =
-      why === 'refused' ? this.raft.leaderUnreachable(peer) : this.raft.leaderSilent(peer);
-    if (!taken || this.evidenceTimer !== undefined) return;
+  private suspectLeader(peer: NodeId): void {
+    if (!this.raft.leaderUnreachable(peer) || this.evidenceTimer !== undefined) return;
     const survivors = this.raft
       .conf()
       .voters.filter((v) => v !== peer)

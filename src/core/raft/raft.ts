@@ -55,7 +55,7 @@ export interface RaftOptions {
   /**
    * Silence from the leader we follow that is tolerated without an election, in ticks (issue 19:
    * a paused leader is not a dead one). Default 0: etcd's behaviour. When set, a follower of a
-   * known leader campaigns on silence only when told (`leaderSilent`, the replica's heartbeat
+   * known leader campaigns on silence only when told (`leaderUnreachable`, fed by the replica's heartbeat
    * detector) or, as a ceiling, once its randomized timeout plus these ticks have passed; and a
    * node's own stall (`tickStalled`) counts toward neither its election nor its CheckQuorum
    * timer, since nobody could be heard while it was stopped. Votes are still refused only within
@@ -362,8 +362,9 @@ export class Raft {
   }
 
   /**
-   * Evidence that leader `id` is gone (issue 19): the replica's reconnect to its peer port was
-   * refused (ECONNREFUSED), so nothing listens there: the leader's process has exited, or
+   * Evidence that leader `id` is gone (issue 19). Either the replica's heartbeat detector judged
+   * it silent past what a pause may last (`pauseTicks`), or its reconnect to the leader's peer
+   * port was refused (ECONNREFUSED), so nothing listens there: the leader's process has exited, or
    * restarted, and a restarted process is a follower. A reset alone, a closed connection or a
    * hello timeout is no such evidence (a live leader may close a connection), and a stopped
    * (SIGSTOPped) or partitioned leader gives none: those are judged by the election timeout.
@@ -408,15 +409,6 @@ export class Raft {
       this.campaign('pre');
     }
     this.checkInvariants();
-  }
-
-  /**
-   * The replica's heartbeat detector judges the leader we follow silent past what a pause may
-   * last (`pauseTicks`): the same evidence as `leaderUnreachable`, and harmless for the same
-   * reasons (PreVote, and voters that still hear the leader refuse).
-   */
-  leaderSilent(id: NodeId): boolean {
-    return this.leaderUnreachable(id);
   }
 
   /**

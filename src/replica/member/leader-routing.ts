@@ -114,16 +114,15 @@ export class LeaderRouting {
         }
         continue;
       }
-      let a: ForwardAnswer;
       const local = raft.role === 'leader';
+      // A deposed leader lets go at once (issue 19): with no successor known here (it stepped
+      // down by CheckQuorum, cut off), the client is better served by another member now than
+      // by this one at the deadline. Nothing was done by this attempt: `fail` says so.
+      if (!local && raft.leader === NONE && steppedDown) throw fail(ERR_LEADER_CHANGED);
+      let a: ForwardAnswer;
       try {
         if (local) {
           a = await d.waiters.withDeadline(d.serveLocal(op, deadlineMs), deadlineMs, signal);
-        } else if (raft.leader === NONE && steppedDown) {
-          // A deposed leader lets go at once (issue 19): with no successor known here (it stepped
-          // down by CheckQuorum, cut off), the client is better served by another member now
-          // than by this one at the deadline. Nothing was done: a definite refusal.
-          throw fail(ERR_LEADER_CHANGED);
         } else if (raft.leader === NONE) {
           await d.waiters.untilLeaderChange(deadlineMs, signal, ERR_NO_LEADER);
           continue;
