@@ -166,7 +166,11 @@ export class LeaderRouting {
       }
       if (d.isStopped()) throw fail(ERR_STOPPED);
       try {
-        await d.waiters.sleep(d.heartbeatMs, deadlineMs, signal);
+        // Refused as "not leader" (a transfer under way here or there, or a leader not yet
+        // caught up): ask again at the next leader change, which a transfer brings within a
+        // round trip, or after a heartbeat. A fixed heartbeat's pause stalled every write of a
+        // SIGTERM hand-off for 100 ms (issue 19, rolling restart).
+        await d.waiters.sleepOrLeaderChange(d.heartbeatMs, deadlineMs, signal);
       } catch (e) {
         throw fail(etcdErrorOf(e) ?? ERR_TIMEOUT);
       }

@@ -103,6 +103,31 @@ export class Waiters {
     return this.waitFor((wake) => this.clock.after(ms, wake), deadlineMs, signal, ERR_TIMEOUT);
   }
 
+  /**
+   * Wait `ms` or until the next leader change, whichever is first, within the deadline: a request
+   * refused while leadership moves (a transfer under way takes a round trip, not a heartbeat) goes
+   * on as soon as the new leader is known.
+   */
+  sleepOrLeaderChange(
+    ms: number,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    return this.waitFor(
+      (wake) => {
+        this.leader.add(wake);
+        const cancel = this.clock.after(ms, wake);
+        return () => {
+          this.leader.delete(wake);
+          cancel();
+        };
+      },
+      deadlineMs,
+      signal,
+      ERR_TIMEOUT,
+    );
+  }
+
   /** `p`, or ERR_TIMEOUT at the deadline, or ERR_CANCELED on abort, whichever is first. */
   withDeadline<T>(p: Promise<T>, deadlineMs: number, signal: AbortSignal | undefined): Promise<T> {
     return new Promise<T>((resolve, reject) => {
