@@ -21,7 +21,6 @@ import {
 import type { ProposalOutcome, Replica } from '../../src/replica/replica.js';
 
 const TTL_SECONDS = 10;
-const ELECTION_MS = 1000;
 
 class ManualClock implements Clock {
   constructor(public now: number) {}
@@ -87,7 +86,6 @@ function member(log: SharedLog, clockAtMs: number, checkpoint = true): Leader {
     replica: () => replica,
     machine: machine.etcd,
     clock,
-    electionMs: ELECTION_MS,
     logFormat: () => LOG_FORMAT_MAX,
     proposeRevoke: (id) => {
       revokes.push(id);
@@ -124,7 +122,7 @@ function revokedAtMs(l: Leader, id: LeaseId, fromMs: number, untilMs: number): n
 
 /**
  * Leader A grants lease 1 at 0 and renews it at 1000 (deadline 11,000); its holder dies. At 6500
- * less than half the TTL remains (4500 ms): A checkpoints it, and dies. B takes over at its own
+ * less than 0.6 of the TTL remains (4500 ms): A checkpoints it, and dies. B takes over at its own
  * clock's 50,000.
  */
 function scenario(checkpoint: boolean): { log: SharedLog; a: Leader; b: Leader } {
@@ -150,15 +148,15 @@ test("a new leader continues a lease from the old leader's checkpoint", () => {
   assert.equal(b.machine.etcd.leaseInfo(1n)?.checkpointed, false, 'the refresh consumed it');
   // 4500 ms × (1 + 2ρ) = 4545 ms after B's refresh: about a TTL after the last renewal.
   assert.equal(revokedAtMs(b, 1n, 50_000, 70_000), 50_000 + 4545);
-  // B checkpoints it again while it stays below half its TTL.
+  // B checkpoints it again while it stays below LEASE_CHECKPOINT_TTL_FRACTION of its TTL.
   assert.equal(b.machine.etcd.leaseInfo(1n)?.checkpointed, true);
 });
 
-test('without checkpoints the new leader gives the full TTL plus an election timeout', () => {
+test('without checkpoints the new leader gives the full TTL from its refresh', () => {
   const { log, b } = scenario(false);
   assert.deepEqual(log.of('leaseCheckpoint'), []);
   lead(b, 2);
-  assert.equal(revokedAtMs(b, 1n, 50_000, 70_000), 50_000 + TTL_SECONDS * 1000 + ELECTION_MS);
+  assert.equal(revokedAtMs(b, 1n, 50_000, 70_000), 50_000 + TTL_SECONDS * 1000);
 });
 
 test('a renewal after a committed checkpoint needs a reset, and then gets the full TTL', () => {
@@ -180,7 +178,7 @@ test('a renewal after a committed checkpoint needs a reset, and then gets the fu
   assert.equal(log.of('leaseCheckpoint').length, 2, 'a renewed lease is not checkpointed again');
   a.raft.role = 'follower';
   lead(b, 2);
-  assert.equal(revokedAtMs(b, 1n, 50_000, 70_000), 50_000 + TTL_SECONDS * 1000 + ELECTION_MS);
+  assert.equal(revokedAtMs(b, 1n, 50_000, 70_000), 50_000 + TTL_SECONDS * 1000);
 });
 
 test('a checkpoint in flight needs a reset too: it may still commit', () => {
@@ -213,9 +211,9 @@ test('healthy keepalives cost no checkpoint; missed ones share one entry per che
     a.leases.expire();
   }
   const cps = log.of('leaseCheckpoint');
-  // Below half the TTL from 5000 on (5500, 6000, ... 9000): one entry per check, all three in it,
-  // the most urgent first.
-  assert.equal(cps.length, 8);
+  // Below 0.6 of the TTL after 4000 (4500, 5000, ... 9000): one entry per check, all three in it,
+  // the most urgent first. Lease 1 never falls below 7000 ms of its 10,000.
+  assert.equal(cps.length, 10);
   for (const c of cps) {
     assert.ok(c.type === 'leaseCheckpoint');
     assert.deepEqual(

@@ -9,15 +9,18 @@
 // a heartbeat round that L sent at h ≥ a (member.ts, confirmLeadership; the same rounds ReadIndex
 // uses, Raft thesis §6.4), and records the deadline a + TTL on its own clock. Any later leader L'
 // is elected at E > h: its quorum intersects the one that answered round h in L's term. L' first
-// commits a refresh at R ≥ E that moves every deadline to R + TTL + electionMs on its clock, and
-// expires nothing before; L itself expires nothing before a + TTL while it leads. So on the
+// commits a refresh at R ≥ E that moves every deadline to R + TTL on its clock, and expires
+// nothing before; L itself expires nothing before a + TTL while it leads. So on the
 // server the lease lives until real time ≥ s + TTL/(1 + ρ), where ρ (CLOCK_RATE_ERROR_MAX, 0.5 %)
 // bounds how fast a member's clock may run. No clock rate matters for the order a < h < E: that is
 // a quorum intersection, which is why a stopped or starved leader cannot break it — it can only
 // fail to confirm. The client (the SDK's session-state.ts) keeps the lease for s + TTL −
 // driftMargin on its own clock, which is within the bound for ρ ≤ 0.5 % (its margin is 1 % of the
-// TTL, at least 100 ms). The refresh's extra election timeout is etcd's (lessor Promote) and is
-// not needed by this argument; it covers a leader that stepped down by CheckQuorum alone.
+// TTL, at least 100 ms). etcd's refresh adds an election timeout (lessor Promote, extend =
+// electionTicks): etcd's leader renews without confirming its leadership, so a deposed leader
+// may still renew until CheckQuorum steps it down. Renewals here are confirmed first, so the
+// refresh adds nothing (extraMs 0): a lock whose holder died during a failover passes an election
+// timeout sooner (issue 19, lock-failover).
 // Nor does the argument assume that a new leader waits an election timeout after the old one
 // last heard its quorum: an early election on evidence that the leader's process is gone (issue
 // 19, raft.ts leaderUnreachable) can elect L' well inside that time, or even while a wrongly
@@ -29,7 +32,7 @@
 // holder died shortly before a leader change passes only after TTL + failover + TTL. So the
 // leader commits, for each lease its clock says has missed a renewal, the remainder r it holds
 // at c: a leaseCheckpoint entry. A new leader's refresh then gives that lease R + r × (1 + 2ρ)
-// instead of R + TTL + electionMs, and never more. That keeps the bound: the checkpoint says the
+// instead of R + TTL, and never more. That keeps the bound: the checkpoint says the
 // deadline L held at c, and R > c (R ≥ E, after the entry committed), so with clocks within ρ of
 // true time r × (1 + 2ρ) on L''s clock lasts at least as long as r did on L's. L's deadline can
 // only have moved later by a renewal answered after c; every such renewal commits a reset
@@ -38,7 +41,10 @@
 // before its refresh (Leader Completeness, Raft §5.4), so L' grants that lease the full TTL. A
 // checkpoint taken after the renewal counts it (it reads `renewals`). Healthy keepalives cost
 // nothing: a lease is checkpointed only below LEASE_CHECKPOINT_TTL_FRACTION, which a client
-// renewing every TTL/3 never reaches, so a renewal finds no checkpoint to reset.
+// renewing every TTL/3 never reaches, so a renewal finds no checkpoint to reset. The fraction sits
+// just under two thirds so that a lease whose holder died is checkpointed soon after its first
+// missed renewal: the earlier the checkpoint, the more of the leader changes that follow a
+// holder's death continue its lease instead of granting a fresh TTL.
 import type { Mutants } from '../../core/base/mutants.js';
 import type { Term } from '../../core/base/units.js';
 import type { LeaseId, LeaseKeepAliveResponse } from '../../core/state/kv-types.js';
@@ -63,9 +69,16 @@ export const LEASE_EXPIRING_TTL_FRACTION = 1 / 3;
 /**
  * A lease is checkpointed while less than this fraction of its TTL remains by the leader's clock:
  * it has missed a renewal. Not 2/3, where a client renewing every TTL/3 is just before each
- * renewal: the renewal's travel and its confirmation round take it a little lower.
+ * renewal: the renewal's travel and its confirmation round take it a little lower. 0.6 leaves a
+ * fifteenth of the TTL for them (333 ms of a 5 s TTL) and catches a missed renewal that soon.
  */
-export const LEASE_CHECKPOINT_TTL_FRACTION = 1 / 2;
+export const LEASE_CHECKPOINT_TTL_FRACTION = 0.6;
+/**
+ * What a new leader's refresh adds to each lease's full TTL: nothing, as renewals are confirmed
+ * before they are answered (the header above). The field stays in the entry (etcd's Promote adds
+ * an election timeout; an older leader of ours did too), and every member applies what it says.
+ */
+export const REFRESH_EXTRA_MS = 0;
 /** Leases in one checkpoint entry at most, the most urgent first (etcd: 1000 per batch). */
 export const LEASE_CHECKPOINTS_PER_ENTRY_MAX = 1000;
 
@@ -86,8 +99,6 @@ export interface LeaseClockDeps {
   readonly replica: () => Replica<ServerResult>;
   readonly machine: EtcdMachine;
   readonly clock: Clock;
-  /** The election timeout, in ms of the leader's clock: the refresh's extra time. */
-  readonly electionMs: number;
   /** The log record format to write entries in (log-record.ts). */
   readonly logFormat: () => number;
   /**
@@ -113,7 +124,7 @@ export class LeaseClock {
   /**
    * Renewals this leader granted in its current term, as deadlines on its clock. Renewals are
    * not written to the log (etcd's lessor does the same): a new leader refreshes every lease to a
-   * full TTL plus an election timeout from its own takeover, or to its checkpointed remainder.
+   * full TTL from its own takeover, or to its checkpointed remainder.
    */
   private readonly renewals = new Map<LeaseId, number>();
   private readonly revoking = new Set<LeaseId>();
@@ -161,7 +172,7 @@ export class LeaseClock {
     const t = raft.term;
     this.refreshingTerm = t;
     const data = encodeEtcdEntry(
-      { type: 'leaseRefreshAll', nowMs: this.deps.clock.nowMs(), extraMs: this.deps.electionMs },
+      { type: 'leaseRefreshAll', nowMs: this.deps.clock.nowMs(), extraMs: REFRESH_EXTRA_MS },
       this.deps.logFormat(),
     );
     this.deps.replica().propose(data, (o) => {

@@ -161,7 +161,6 @@ export class Member implements KvBackend {
       replica,
       machine: this.machine,
       clock: this.clock,
-      electionMs: cfg.electionMs,
       logFormat: () => this.writeFormat(),
       proposeRevoke: (id, ifExpiredAtMs, term) =>
         this.proposeAsLeader({ type: 'leaseRevoke', id, ifExpiredAtMs }, term),
