@@ -23,6 +23,8 @@ import type { ProposalOutcome, Replica } from '../../src/replica/replica.js';
 const TTL_SECONDS = 10;
 
 class ManualClock implements Clock {
+  /** One-shot timers, run only by runDue(). */
+  timers: { at: number; fn: () => void }[] = [];
   constructor(public now: number) {}
   nowMs(): number {
     return this.now;
@@ -30,8 +32,23 @@ class ManualClock implements Clock {
   every(): Cancel {
     return () => {};
   }
-  after(): Cancel {
-    return () => {};
+  after(delayMs: number, fn: () => void): Cancel {
+    const t = { at: this.now + delayMs, fn };
+    this.timers.push(t);
+    return () => {
+      this.timers = this.timers.filter((x) => x !== t);
+    };
+  }
+  /** Move to `ms` and run every one-shot timer due by then, each at its own time. */
+  runDue(ms: number): void {
+    for (;;) {
+      const t = this.timers.filter((x) => x.at <= ms).sort((a, b) => a.at - b.at)[0];
+      if (t === undefined) break;
+      this.timers = this.timers.filter((x) => x !== t);
+      this.now = t.at;
+      t.fn();
+    }
+    this.now = ms;
   }
 }
 
@@ -222,4 +239,23 @@ test('healthy keepalives cost no checkpoint; missed ones share one entry per che
     );
   }
   assert.equal(a.leases.needsReset(1n), false);
+});
+
+test('a deadline between two periodic checks is revoked at the deadline, not at the next check', () => {
+  const log = new SharedLog();
+  const a = member(log, 0);
+  lead(a, 1);
+  a.clock.now = 250;
+  grant(log, a, 1n);
+  // Periodic checks at 500 ms steps; the deadline is 10,250.
+  for (let t = 500; t <= 10_000; t += 500) {
+    a.clock.runDue(t);
+    a.leases.expire();
+  }
+  assert.deepEqual(a.revokes, []);
+  a.clock.runDue(10_249);
+  assert.deepEqual(a.revokes, [], 'not before its deadline');
+  a.clock.runDue(10_250);
+  assert.deepEqual(a.revokes, [1n], 'the check armed for the deadline revoked it');
+  assert.equal(a.clock.timers.length, 0, 'nothing else armed');
 });

@@ -56,6 +56,13 @@ import { encodeEtcdEntry, type ServerResult } from './server-machine.js';
 
 /** The leader checks lease deadlines this often (etcd: 500 ms). */
 export const LEASE_EXPIRY_CHECK_MS = 500;
+/**
+ * A deadline due before the next periodic check gets a check of its own, at the deadline but not
+ * sooner than this after the last: a lease expires within this of its deadline rather than
+ * within LEASE_EXPIRY_CHECK_MS (a lock whose holder died passes a quarter second sooner on
+ * average), and a crowd of deadlines costs at most one check per this interval.
+ */
+export const LEASE_EXPIRY_CHECK_MIN_MS = 20;
 /** Revokes proposed per check at most (etcd rate-limits to 1000/s). */
 export const LEASE_REVOKES_PER_CHECK_MAX = 500;
 
@@ -140,6 +147,8 @@ export class LeaseClock {
     ids: new Map(),
   };
   private stopped = false;
+  /** The one-shot check armed for a deadline before the next periodic one, if any. */
+  private cancelEarlyCheck: (() => void) | undefined;
 
   constructor(private readonly deps: LeaseClockDeps) {}
 
@@ -149,6 +158,8 @@ export class LeaseClock {
 
   stop(): void {
     this.stopped = true;
+    this.cancelEarlyCheck?.();
+    this.cancelEarlyCheck = undefined;
   }
 
   /** True once this leader's refresh applied in its current term. */
@@ -187,6 +198,14 @@ export class LeaseClock {
 
   /** The leader's periodic check: propose revokes for the leases its clock says are past. */
   expire(): void {
+    this.check(true);
+  }
+
+  /**
+   * Revokes for the leases past their deadline; on the periodic check (not on one armed for a
+   * deadline in between, which would write checkpoints far more often) the checkpoints too.
+   */
+  private check(periodic: boolean): void {
     if (this.stopped) return;
     // After a stall this timer may fire before anything else: first learn whether we still lead.
     this.deps.replica().catchUpNow();
@@ -214,7 +233,44 @@ export class LeaseClock {
         .catch((e: unknown) => this.deps.warn({ err: String(e) }, 'lease revoke failed'))
         .finally(() => this.revoking.delete(id));
     }
-    if (this.deps.checkpoint) this.checkpointMissed(now, raft.term);
+    const { due, nextDeadlineMs } = this.scan(now);
+    if (periodic && this.deps.checkpoint && due.length > 0) this.checkpoint(due, raft.term);
+    this.armEarlyCheck(now, nextDeadlineMs);
+  }
+
+  /**
+   * One pass over the leases by this leader's clock: those that missed a renewal (below
+   * LEASE_CHECKPOINT_TTL_FRACTION and not yet expired), and the earliest deadline still ahead.
+   */
+  private scan(now: number): {
+    due: { id: LeaseId; remainingMs: number }[];
+    nextDeadlineMs: number;
+  } {
+    const machine = this.deps.machine;
+    const due: { id: LeaseId; remainingMs: number }[] = [];
+    let nextDeadlineMs = Infinity;
+    for (const id of machine.leaseLeases().leases) {
+      const info = machine.leaseInfo(id);
+      if (info === undefined || this.revoking.has(id)) continue;
+      const deadlineMs = Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity);
+      const remainingMs = deadlineMs - now;
+      if (remainingMs <= 0) continue;
+      nextDeadlineMs = Math.min(nextDeadlineMs, deadlineMs);
+      if (remainingMs < info.ttlSeconds * 1000 * LEASE_CHECKPOINT_TTL_FRACTION)
+        due.push({ id, remainingMs });
+    }
+    return { due, nextDeadlineMs };
+  }
+
+  /** A check at `deadlineMs` when the periodic one would come later (LEASE_EXPIRY_CHECK_MIN_MS). */
+  private armEarlyCheck(now: number, deadlineMs: number): void {
+    if (this.cancelEarlyCheck !== undefined) return;
+    const inMs = deadlineMs - now;
+    if (!(inMs < LEASE_EXPIRY_CHECK_MS)) return;
+    this.cancelEarlyCheck = this.deps.clock.after(Math.max(LEASE_EXPIRY_CHECK_MIN_MS, inMs), () => {
+      this.cancelEarlyCheck = undefined;
+      this.check(false);
+    });
   }
 
   /**
@@ -222,18 +278,7 @@ export class LeaseClock {
    * renewal (below LEASE_CHECKPOINT_TTL_FRACTION and not yet expired), again at every check while
    * it stays there, so that a new leader continues from it (the header above).
    */
-  private checkpointMissed(now: number, term: Term): void {
-    const machine = this.deps.machine;
-    const due: { id: LeaseId; remainingMs: number }[] = [];
-    for (const id of machine.leaseLeases().leases) {
-      const info = machine.leaseInfo(id);
-      if (info === undefined || this.revoking.has(id)) continue;
-      const remainingMs = Math.max(info.deadlineMs, this.renewals.get(id) ?? -Infinity) - now;
-      const ttlMs = info.ttlSeconds * 1000;
-      if (remainingMs > 0 && remainingMs < ttlMs * LEASE_CHECKPOINT_TTL_FRACTION)
-        due.push({ id, remainingMs });
-    }
-    if (due.length === 0) return;
+  private checkpoint(due: { id: LeaseId; remainingMs: number }[], term: Term): void {
     due.sort((a, b) => a.remainingMs - b.remainingMs);
     const batch = due.slice(0, LEASE_CHECKPOINTS_PER_ENTRY_MAX);
     const data = encodeEtcdEntry(
