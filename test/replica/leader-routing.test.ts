@@ -4,7 +4,6 @@
 // and one refused with no leader change in sight is asked again after a heartbeat.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Cancel, Clock } from '../../src/core/base/clock.js';
 import { NO_MUTANTS } from '../../src/core/base/mutants.js';
 import { NONE, type NodeId } from '../../src/core/base/units.js';
 import { ERR_NOT_LEADER } from '../../src/core/state/etcd-errors.js';
@@ -15,46 +14,11 @@ import { Waiters } from '../../src/replica/member/waiters.js';
 import type { PeerChannel } from '../../src/replica/io.js';
 import type { Replica } from '../../src/replica/replica.js';
 import type { ServerResult } from '../../src/replica/member/server-machine.js';
+import { HandClock } from '../support/hand-clock.js';
 
 const HEARTBEAT_MS = 100;
 const SELF = 1 as NodeId;
 const SUCCESSOR = 2 as NodeId;
-
-/** Timers that run only when the test advances the clock. */
-class HandClock implements Clock {
-  now = 0;
-  private timers: { at: number; fn: () => void }[] = [];
-  nowMs(): number {
-    return this.now;
-  }
-  after(delayMs: number, fn: () => void): Cancel {
-    const t = { at: this.now + delayMs, fn };
-    this.timers.push(t);
-    return () => {
-      this.timers = this.timers.filter((x) => x !== t);
-    };
-  }
-  every(): Cancel {
-    throw new Error('not used');
-  }
-  /** Move to `ms`, running each timer due on the way, with its microtasks, in order. */
-  async advanceTo(ms: number): Promise<void> {
-    for (;;) {
-      await settle();
-      const due = this.timers.filter((t) => t.at <= ms).sort((a, b) => a.at - b.at)[0];
-      if (due === undefined) break;
-      this.timers = this.timers.filter((t) => t !== due);
-      this.now = due.at;
-      due.fn();
-    }
-    this.now = ms;
-    await settle();
-  }
-}
-
-const settle = async (): Promise<void> => {
-  for (let i = 0; i < 20; i++) await Promise.resolve();
-};
 
 const op: ForwardOp = { op: 'keepAlive', id: 7n };
 

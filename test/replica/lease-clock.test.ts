@@ -9,7 +9,7 @@ import { NO_MUTANTS } from '../../src/core/base/mutants.js';
 import { logIndex, term as termOf, type Term } from '../../src/core/base/units.js';
 import type { Command } from '../../src/core/state/command.js';
 import type { LeaseId } from '../../src/core/state/kv-types.js';
-import type { Cancel, Clock } from '../../src/replica/io.js';
+import { HandClock } from '../support/hand-clock.js';
 import { LeaseClock } from '../../src/replica/member/lease-clock.js';
 import { LOG_FORMAT_MAX } from '../../src/replica/member/log-record.js';
 import {
@@ -21,36 +21,6 @@ import {
 import type { ProposalOutcome, Replica } from '../../src/replica/replica.js';
 
 const TTL_SECONDS = 10;
-
-class ManualClock implements Clock {
-  /** One-shot timers, run only by runDue(). */
-  timers: { at: number; fn: () => void }[] = [];
-  constructor(public now: number) {}
-  nowMs(): number {
-    return this.now;
-  }
-  every(): Cancel {
-    return () => {};
-  }
-  after(delayMs: number, fn: () => void): Cancel {
-    const t = { at: this.now + delayMs, fn };
-    this.timers.push(t);
-    return () => {
-      this.timers = this.timers.filter((x) => x !== t);
-    };
-  }
-  /** Move to `ms` and run every one-shot timer due by then, each at its own time. */
-  runDue(ms: number): void {
-    for (;;) {
-      const t = this.timers.filter((x) => x.at <= ms).sort((a, b) => a.at - b.at)[0];
-      if (t === undefined) break;
-      this.timers = this.timers.filter((x) => x !== t);
-      this.now = t.at;
-      t.fn();
-    }
-    this.now = ms;
-  }
-}
 
 /** One Raft log that every member's machine applies as soon as an entry is proposed. */
 class SharedLog {
@@ -80,7 +50,7 @@ class SharedLog {
 }
 
 interface Leader {
-  readonly clock: ManualClock;
+  readonly clock: HandClock;
   readonly leases: LeaseClock;
   readonly machine: ServerMachine;
   readonly raft: { role: 'leader' | 'follower'; term: Term };
@@ -88,7 +58,7 @@ interface Leader {
 }
 
 function member(log: SharedLog, clockAtMs: number, checkpoint = true): Leader {
-  const clock = new ManualClock(clockAtMs);
+  const clock = new HandClock(clockAtMs);
   const machine = new ServerMachine();
   log.machines.push(machine);
   const raft = { role: 'follower' as 'leader' | 'follower', term: termOf(1) };
@@ -257,5 +227,5 @@ test('a deadline between two periodic checks is revoked at the deadline, not at 
   assert.deepEqual(a.revokes, [], 'not before its deadline');
   a.clock.runDue(10_250);
   assert.deepEqual(a.revokes, [1n], 'the check armed for the deadline revoked it');
-  assert.equal(a.clock.timers.length, 0, 'nothing else armed');
+  assert.equal(a.clock.pending, 0, 'nothing else armed');
 });
