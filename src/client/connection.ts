@@ -28,6 +28,7 @@
 //   the token and retrying before it asks whether the call may be retried at all
 //   (clientv3/retry_interceptor.go, unaryClientInterceptor: the ErrInvalidAuthToken branch comes
 //   before isSafeRetry).
+import { setMaxListeners } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import { CallScope, type CallOptions } from './call-options.js';
 import { TokenSource, type Credentials } from './auth-token.js';
@@ -154,6 +155,10 @@ export class Connection {
   readonly #closed = new AbortController();
 
   constructor(options: ConnectionOptions) {
+    // Every call and stream listens for the close while it runs and stops listening when it
+    // settles (CallScope.dispose), so the listeners count the calls in flight: Node's warning at
+    // 11 ("possible EventTarget memory leak") would fire in any application with 11 calls at once.
+    setMaxListeners(0, this.#closed.signal);
     this.endpoints = new Endpoints(options.endpoints);
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.attemptTimeoutMs = options.attemptTimeoutMs;
