@@ -144,6 +144,11 @@ export class ConnectionGate {
     for (const s of this.live) if (s.refused || this.opening.has(s)) s.socket.destroy();
   }
 
+  /** Destroy every connection left (shutdown, once every call is answered or aborted). */
+  destroyAll(): void {
+    for (const s of this.live) s.socket.destroy();
+  }
+
   private refuse(
     socket: net.Socket,
     address: string,
