@@ -47,6 +47,7 @@ export interface Disk {
    * appended (space preallocated for appends); readers treat a zero tail as the end.
    */
   read(name: string): Uint8Array | undefined;
+  /** `bytes` is the disk's from then on: it may be written later, and the caller leaves it be. */
   append(name: string, bytes: Uint8Array): void;
   sync(name: string, done: () => void): void;
   replace(name: string, bytes: Uint8Array, done: () => void): void;

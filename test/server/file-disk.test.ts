@@ -10,7 +10,7 @@ import { NO_MUTANTS } from '../../src/core/base/mutants.js';
 import { RegisterMachine } from '../../src/core/state/registers.js';
 import { logIndex, nodeId, term } from '../../src/core/base/units.js';
 import { encodeHardState, recover, SNAP_FILE, WAL_FILE } from '../../src/replica/wal.js';
-import { FileDisk, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
+import { FileDisk, PENDING_BYTES_MAX, PREALLOCATE_BYTES } from '../../src/server/file-disk.js';
 import { LineChild } from '../support/line-child.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'tenure-disk-'));
@@ -86,6 +86,45 @@ test('appends go into preallocated zeros, which recovery reads as the end of the
     const r2 = recover(torn, undefined, { mutants: NO_MUTANTS });
     assert.equal(r2.walValidBytes, hs.length);
     assert.equal(r2.tornTail, true);
+    after.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('held appends keep their order across syncs, reads, truncates, zero steps, close', async () => {
+  const dir = tempDir();
+  try {
+    const d = new FileDisk(dir);
+    const want: number[] = [];
+    const add = (n: number, v: number): void => {
+      d.append(WAL_FILE, new Uint8Array(n).fill(v));
+      for (let i = 0; i < n; i++) want.push(v);
+    };
+    // Past the held-bytes bound and past one zero step, with a sync in the middle.
+    let v = 0;
+    for (let sum = 0; sum < PREALLOCATE_BYTES + PENDING_BYTES_MAX; v++) {
+      const n = 1 + ((v * 7919) % 9000);
+      add(n, v % 251);
+      sum += n;
+      if (v === 100) await new Promise<void>((resolve) => d.sync(WAL_FILE, resolve));
+    }
+    assert.deepEqual(d.read(WAL_FILE), Uint8Array.from(want), 'read sees appends not yet synced');
+    add(10, 1);
+    await new Promise<void>((resolve) => d.truncate(WAL_FILE, want.length - 4, resolve));
+    want.length -= 4;
+    add(3, 2);
+    // More appends than one writev(2) takes (IOV_MAX, 1024): libuv splits the call.
+    for (let i = 0; i < 3000; i++) add(1, i % 251);
+    d.close();
+    const after = new FileDisk(dir);
+    const back = after.read(WAL_FILE);
+    assert.ok(back !== undefined);
+    assert.deepEqual(back.subarray(0, want.length), Uint8Array.from(want), 'close writes them');
+    assert.ok(
+      back.subarray(want.length).every((b) => b === 0),
+      'then the zero tail',
+    );
     after.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
