@@ -8,7 +8,8 @@
 //     writes, as before a power cut; wal-tail).
 //   - The record file gets a line after every fsync or fdatasync that succeeded: the file's inode
 //     and how far the bytes written to it reached when the call began (the end of its furthest
-//     non-zero pwrite: the zeros tenure preallocates do not count, file-disk.ts). Everything
+//     non-zero pwrite or pwritev: the zeros tenure preallocates do not count, and its appends go
+//     out as one pwritev per sync, file-disk.ts). Everything
 //     before that offset is durable; anything after it was never promised by a sync. That is what
 //     a torn write may cut.
 //
@@ -32,6 +33,7 @@ const source = `#define _GNU_SOURCE
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define FDS 65536
@@ -47,12 +49,18 @@ static int (*real_fdatasync)(int);
 static int (*real_fsync)(int);
 static int (*real_close)(int);
 static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
+static ssize_t (*real_pwritev64)(int, const struct iovec *, int, off_t);
+static ssize_t (*real_pwritev2)(int, const struct iovec *, int, off_t, int);
 
 __attribute__((constructor)) static void init(void) {
   real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
   real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
   real_pwrite64 = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+  real_pwritev64 =
+      (ssize_t (*)(int, const struct iovec *, int, off_t))dlsym(RTLD_NEXT, "pwritev64");
+  real_pwritev2 =
+      (ssize_t (*)(int, const struct iovec *, int, off_t, int))dlsym(RTLD_NEXT, "pwritev2");
   trigger = getenv("TENURE_CHAOS_SYNC_TRIGGER");
   const char *mode = getenv("TENURE_CHAOS_SYNC_MODE");
   hang = mode != NULL && strcmp(mode, "hang") == 0;
@@ -84,6 +92,33 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) {
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { return pwrite64(fd, buf, n, off); }
+
+/* The first r bytes of the buffers, as one write at off: the end of the furthest non-zero one. */
+static void wrotev(int fd, const struct iovec *iov, int n, ssize_t r, off_t off) {
+  long at = (long)off;
+  for (int i = 0; i < n && r > 0; i++) {
+    ssize_t len = (ssize_t)iov[i].iov_len < r ? (ssize_t)iov[i].iov_len : r;
+    wrote(fd, iov[i].iov_base, len, (off_t)at);
+    at += len;
+    r -= len;
+  }
+}
+
+ssize_t pwritev64(int fd, const struct iovec *iov, int n, off_t off) {
+  ssize_t r = real_pwritev64(fd, iov, n, off);
+  wrotev(fd, iov, n, r, off);
+  return r;
+}
+
+ssize_t pwritev(int fd, const struct iovec *iov, int n, off_t off) {
+  return pwritev64(fd, iov, n, off);
+}
+
+ssize_t pwritev2(int fd, const struct iovec *iov, int n, off_t off, int flags) {
+  ssize_t r = real_pwritev2(fd, iov, n, off, flags);
+  if (off >= 0) wrotev(fd, iov, n, r, off);
+  return r;
+}
 
 int close(int fd) {
   if (fd >= 0 && fd < FDS) {

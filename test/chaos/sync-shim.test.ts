@@ -53,14 +53,16 @@ test('the shim records synced offsets and fails syncs with EIO once triggered', 
     const file = join(dir, 'f');
     const trigger = join(dir, 'trigger');
     const record = join(dir, 'record');
-    // 4 KiB of preallocated zeros, a 5-byte record, a sync; a second record, the trigger, a sync.
+    // 4 KiB of preallocated zeros, a 5-byte record and two more in one writev (FileDisk's way),
+    // a sync; a further record, the trigger, a sync.
     const script = `
       const fs = require('node:fs');
       const fd = fs.openSync(${JSON.stringify(file)}, 'w+');
       fs.writeSync(fd, Buffer.alloc(4096), 0, 4096, 0);
       fs.writeSync(fd, Buffer.from('hello'), 0, 5, 0);
+      fs.writevSync(fd, [Buffer.from('ab'), Buffer.from('cde')], 5);
       fs.fdatasync(fd, (e1) => {
-        fs.writeSync(fd, Buffer.from('world'), 0, 5, 5);
+        fs.writeSync(fd, Buffer.from('world'), 0, 5, 10);
         fs.writeFileSync(${JSON.stringify(trigger)}, '');
         fs.fdatasync(fd, (e2) => console.log(JSON.stringify([e1?.code ?? null, e2?.code ?? null])));
       });`;
@@ -68,7 +70,7 @@ test('the shim records synced offsets and fails syncs with EIO once triggered', 
     const r = await runChild(process.execPath, ['-e', script], budgetMs, { env });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(JSON.parse(r.stdout.trim()), [null, 'EIO']);
-    assert.equal(syncedEnd(record, statSync(file).ino), 5);
+    assert.equal(syncedEnd(record, statSync(file).ino), 10);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
