@@ -11,7 +11,7 @@
 //
 // Appends wait in memory until the file's next sync (or read, truncate, replace, close, or
 // PENDING_BYTES_MAX) and go out as one positioned writev(2): the replica appends a hard state and
-// an entry batch per Ready, and commit-only hard states between syncs, about 7 writes per
+// an entry batch per Ready, and commit-only hard states between syncs, 7-9 writes per
 // fdatasync under load, each a syscall on the main thread. Nothing is lost that was promised:
 // appended bytes are durable only once a later sync returns, whether they reached the page cache
 // at the append or just before the sync.
