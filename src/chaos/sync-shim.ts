@@ -9,9 +9,8 @@
 //   - The record file gets a line after every fsync or fdatasync that succeeded: the file's inode
 //     and how far the bytes written to it reached when the call began (the end of its furthest
 //     non-zero pwrite or pwritev: the zeros tenure preallocates do not count, and its appends go
-//     out as one pwritev per sync, file-disk.ts). Everything
-//     before that offset is durable; anything after it was never promised by a sync. That is what
-//     a torn write may cut.
+//     out as one pwritev per sync, file-disk.ts). Everything before that offset is durable;
+//     anything after it was never promised by a sync. That is what a torn write may cut.
 //
 // The record is written before the sync's caller hears of it (the worker thread writes it, then
 // returns to libuv, which only then runs the member's callback), so a member killed at any moment

@@ -137,7 +137,7 @@ export class FileDisk implements Disk {
         writeAll(f.fd, ZEROS, f.allocated);
         f.allocated += ZEROS.length;
       }
-      writevAll(f.fd, f.pending, f.end);
+      writevAll(f.fd, f.pending, f.pendingBytes, f.end);
       f.end += f.pendingBytes;
       f.pending = [];
       f.pendingBytes = 0;
@@ -222,14 +222,15 @@ export class FileDisk implements Disk {
   }
 }
 
-/** Write all of `chunks` in order at `position`, in one writev when the kernel takes it all. */
-function writevAll(fd: number, chunks: Uint8Array[], position: number): void {
+/**
+ * Write all of `chunks` (`total` bytes) in order at `position`, in one writev when the kernel
+ * takes it all.
+ */
+function writevAll(fd: number, chunks: Uint8Array[], total: number, position: number): void {
   if (chunks.length === 1) {
     writeAll(fd, chunks[0] as Uint8Array, position);
     return;
   }
-  let total = 0;
-  for (const c of chunks) total += c.length;
   const wrote = writevSync(fd, chunks, position);
   if (wrote === total) return;
   // A short writev (rare: a signal, a full disk on the way to failing): the rest one by one.
